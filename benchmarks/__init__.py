@@ -1,0 +1,1 @@
+"""Benchmarks for cortex: retrieval quality (LoCoMo, LongMemEval) and, later, latency."""

@@ -1,0 +1,1 @@
+"""Retrieval benchmark harness: LoCoMo and LongMemEval under the protocols of PROTOCOLS.md."""
