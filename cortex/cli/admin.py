@@ -1,0 +1,163 @@
+"""CLI commands that look after cortex itself: status, doctor, backfill, traverse."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import click
+
+from cortex.cli import cli
+from cortex.cli.memory import _cx, echo_json
+from cortex.core.model import EDGE_TYPES
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress callback: a bar on a terminal, silent otherwise."""
+    if not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    state: dict[str, object] = {}
+
+    def update(done: int, total: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
+            bar.__enter__()
+            state["bar"] = bar
+            state["done"] = 0
+        bar.update(done - int(state["done"]))  # type: ignore[attr-defined]
+        state["done"] = done
+
+    try:
+        yield update
+    finally:
+        bar = state.get("bar")
+        if bar is not None:
+            bar.__exit__(None, None, None)  # type: ignore[attr-defined]
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """What is stored in the project and global stores, and what still needs embedding."""
+    from cortex import admin
+
+    report = admin.status(_cx(ctx))
+    if as_json:
+        echo_json(report)
+        return
+    click.echo(f"project: {report['project']}")
+    for scope, info in report["stores"].items():
+        if info.get("missing"):
+            click.echo(f"{scope} store: {info['path']} (empty: nothing stored yet)")
+            continue
+        by_status = ", ".join(f"{v} {k}" for k, v in sorted(info["by_status"].items())) or "empty"
+        by_type = ", ".join(f"{v} {k}" for k, v in sorted(info["active_by_type"].items()))
+        click.echo(f"{scope} store: {info['path']} ({info['bytes'] / 1e6:.1f} MB)")
+        click.echo(f"  memories: {by_status}")
+        if by_type:
+            click.echo(f"  active by type: {by_type}")
+        click.echo(f"  edges: {info['edges']}, journal records: {info['journal']}")
+        pending = info["pending_embeddings"]
+        click.echo(
+            f"  vectors: {info['vector_index'] or 'none yet'}"
+            + (f"; {pending} waiting for embedding (run `cortex backfill`)" if pending else "")
+        )
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check the installation and the stores; name the fix for anything broken.
+
+    Exits 1 when a check fails (a corrupt or foreign store, a missing configured model).
+    """
+    from cortex import admin
+
+    checks = admin.doctor(_cx(ctx))
+    if as_json:
+        echo_json(
+            [{"name": c.name, "state": c.state, "detail": c.detail, "fix": c.fix} for c in checks]
+        )
+    else:
+        marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+        for c in checks:
+            click.echo(f"[{marks[c.state]}] {c.name}: {c.detail}")
+            if c.fix and c.state != "ok":
+                click.echo(f"       fix: {c.fix}")
+    if any(c.state == "fail" for c in checks):
+        ctx.exit(1)
+
+
+@cli.command()
+@click.option("--no-export", is_flag=True, help="Do not export the ONNX query model.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Embed at most N per store.")
+@click.pass_context
+def backfill(ctx: click.Context, no_export: bool, limit: int | None) -> None:
+    """Embed memories stored while no embedder was available (shows progress).
+
+    Also exports the local model to ONNX once (into CORTEX_HOME/models), which makes later
+    recalls start ~20x faster than loading sentence-transformers.
+    """
+    from cortex import admin
+
+    with progress_bar("embedding") as update:
+        result = admin.backfill(_cx(ctx), update, export=not no_export, limit=limit)
+    click.echo(f"Embedded {result['embedded']} memories with {result['embedder']}.")
+    if result.get("onnx_export"):
+        click.echo(f"ONNX query model: {result['onnx_export']}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("-d", "--depth", type=click.IntRange(1, 6), default=2, show_default=True)
+@click.option(
+    "-t",
+    "--type",
+    "types",
+    type=click.Choice(EDGE_TYPES),
+    multiple=True,
+    help="Only follow edges of this type (repeatable).",
+)
+@click.option(
+    "--direction", type=click.Choice(["out", "in", "both"]), default="both", show_default=True
+)
+@click.option("--min-strength", type=click.FloatRange(0, 1), default=0.0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the traversal as JSON.")
+@click.pass_context
+def traverse(
+    ctx: click.Context,
+    memory_id: str,
+    depth: int,
+    types: tuple[str, ...],
+    direction: str,
+    min_strength: float,
+    as_json: bool,
+) -> None:
+    """Walk the links from a memory, grouped by depth."""
+    from cortex import graphs
+
+    cx = _cx(ctx)
+    result = graphs.traverse(
+        cx, memory_id, depth=depth, types=types, direction=direction, min_strength=min_strength
+    )
+    if as_json:
+        echo_json(result)
+        return
+    start = result["start"]
+    click.echo(f"{start['id']} [{start['type']}] {start['summary']}")
+    if not result["levels"]:
+        click.echo("  (no links)")
+    for level in result["levels"]:
+        click.echo(f"depth {level['depth']}:")
+        for node in level["nodes"]:
+            arrow = "->" if node["direction"] == "out" else "<-"
+            click.echo(
+                f"  {arrow} {node['edge']} ({node['strength']:.2f}) {node['id']} "
+                f"[{node['type']}] {node['summary']}"
+            )

@@ -1,0 +1,307 @@
+"""CLI commands that read and write memories: remember, recall, get, forget, traverse, supersede."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from cortex.cli import cli
+from cortex.core.model import MEMORY_TYPES, EdgeType, Scope
+from cortex.engine import Cortex
+from cortex.errors import CortexError, InputError
+
+TYPE_CHOICE = click.Choice(MEMORY_TYPES, case_sensitive=False)
+
+
+def _cx(ctx: click.Context) -> Cortex:
+    return ctx.find_root().obj  # type: ignore[no-any-return]
+
+
+def echo_json(obj: Any) -> None:
+    """Print data as JSON on stdout (one document)."""
+    click.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def _read_text(words: tuple[str, ...]) -> str:
+    """TEXT arguments joined, or stdin when the only argument is '-'."""
+    if words == ("-",):
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(
+                "the text on stdin is not valid UTF-8 (binary data?); nothing was stored",
+                "pass text, not binary files; for code use `cortex index-code PATH`",
+            ) from None
+    return " ".join(words)
+
+
+@cli.command()
+@click.argument("text", nargs=-1, required=True)
+@click.option(
+    "-t",
+    "--type",
+    "mem_type",
+    type=TYPE_CHOICE,
+    default=None,
+    help="Memory type (default: guessed from the text, else context).",
+)
+@click.option(
+    "-p",
+    "--priority",
+    type=click.IntRange(1, 10),
+    default=None,
+    help="1-10; higher shows earlier in the briefing (default by type).",
+)
+@click.option(
+    "-g",
+    "--global",
+    "is_global",
+    is_flag=True,
+    help="Store in the global store (holds across all projects).",
+)
+@click.option("--pin", is_flag=True, help="Pinned memories never decay and lead the briefing.")
+@click.option("--tags", default="", help="Comma-separated tags, e.g. db,queue.")
+@click.option(
+    "--supersedes",
+    "supersedes",
+    default=None,
+    metavar="ID",
+    help="This memory replaces memory ID (which leaves the briefing and recall).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def remember(
+    ctx: click.Context,
+    text: tuple[str, ...],
+    mem_type: str | None,
+    priority: int | None,
+    is_global: bool,
+    pin: bool,
+    tags: str,
+    supersedes: str | None,
+    as_json: bool,
+) -> None:
+    """Store TEXT as a memory ('-' reads it from stdin).
+
+    Secrets are redacted and <private>...</private> spans dropped before anything is stored.
+    Re-storing the same text is a no-op; a near-duplicate reinforces the existing memory.
+    """
+    from cortex import writer
+
+    cx = _cx(ctx)
+    outcome = writer.remember(
+        cx,
+        _read_text(text),
+        mem_type=mem_type,
+        priority=priority,
+        scope=Scope.GLOBAL if is_global else Scope.PROJECT,
+        pin=pin,
+        tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
+        supersedes=supersedes,
+    )
+    if as_json:
+        echo_json(writer.outcome_dict(outcome))
+        return
+    click.echo(writer.describe_outcome(outcome))
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option(
+    "-t",
+    "--type",
+    "types",
+    type=TYPE_CHOICE,
+    multiple=True,
+    help="Only memories of this type (repeatable).",
+)
+@click.option("-b", "--branch", default=None, help="Only memories from this git branch.")
+@click.option(
+    "--scope",
+    type=click.Choice(["project", "global", "all"]),
+    default="all",
+    show_default=True,
+    help="Which store(s) to search.",
+)
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 100),
+    default=None,
+    help="At most N results (default 8, from config recall_limit).",
+)
+@click.option(
+    "--budget-tokens",
+    type=click.IntRange(50, 50_000),
+    default=None,
+    help="Stop adding results beyond this many tokens (default 2000).",
+)
+@click.option("--include-superseded", is_flag=True, help="Also show superseded memories.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    query: tuple[str, ...],
+    types: tuple[str, ...],
+    branch: str | None,
+    scope: str,
+    limit: int | None,
+    budget_tokens: int | None,
+    include_superseded: bool,
+    as_json: bool,
+) -> None:
+    """Search memory for QUERY (hybrid keyword + vector search over both stores).
+
+    Results are ranked by fused keyword and meaning similarity, recency, priority and links
+    between memories; near-duplicates are folded; raw code linked to a hit is attached.
+    """
+    from cortex.core.recall import RecallRequest
+    from cortex.core.render import render_recall
+    from cortex.retrieval import recall as run_recall
+
+    cx = _cx(ctx)
+    text = " ".join(query).strip()
+    if not text:
+        raise click.UsageError("QUERY is empty")
+    req = RecallRequest(
+        text=text,
+        limit=limit or cx.settings.recall_limit,
+        budget_tokens=budget_tokens or cx.settings.recall_budget_tokens,
+        types=tuple(t.lower() for t in types),
+        branch=branch,
+        include_superseded=include_superseded,
+    )
+    result = run_recall(cx, req, scope=scope)
+    if as_json:
+        from cortex.core.serial import memory_to_dict
+
+        echo_json(
+            {
+                "query": result.query,
+                "mode": result.mode,
+                "notes": list(result.notes),
+                "abstained": result.abstained,
+                "reason": result.reason,
+                "intent": result.intent,
+                "dropped_by_budget": result.dropped_by_budget,
+                "hits": [
+                    {
+                        "score": h.score,
+                        "store": h.store.value,
+                        "signals": h.signals,
+                        "memory": memory_to_dict(h.memory),
+                        "code": [memory_to_dict(c) for c in h.code],
+                        "see_also": list(h.see_also),
+                    }
+                    for h in result.hits
+                ],
+            }
+        )
+        return
+    click.echo(
+        render_recall(
+            result.query,
+            result.hits,
+            mode=result.mode,
+            notes=result.notes,
+            abstained=result.abstained,
+            reason=result.reason,
+            dropped=result.dropped_by_budget,
+        )
+    )
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
+@click.pass_context
+def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
+    """Show one memory by id (or a unique id prefix), with its links."""
+    from cortex.core.render import render_memory
+    from cortex.core.serial import edge_to_dict, memory_to_dict
+
+    cx = _cx(ctx)
+    store, memory = cx.find(memory_id)
+    edges = store.edges([memory.id])
+    if as_json:
+        echo_json(
+            {
+                "memory": memory_to_dict(memory),
+                "store": store.scope.value,
+                "edges": [edge_to_dict(e) for e in edges],
+            }
+        )
+        return
+    code = [
+        m
+        for m in store.get_many(
+            [e.target for e in edges if e.type == EdgeType.SOURCE_OF and e.source == memory.id]
+        ).values()
+    ]
+    related = sorted(
+        {
+            e.target if e.source == memory.id else e.source
+            for e in edges
+            if e.type != EdgeType.SOURCE_OF
+        }
+    )
+    click.echo(render_memory(memory, see_also=related, code=code))
+
+
+@cli.command()
+@click.argument("target", nargs=-1, required=True)
+@click.option("-y", "--yes", is_flag=True, help="Archive without asking.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="For a query: archive at most this many matches.",
+)
+@click.pass_context
+def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int) -> None:
+    """Archive a memory by ID, or the best matches of a QUERY.
+
+    Archived memories leave the briefing and normal recall but are kept (and restored if a later
+    recall brings them back); they are pruned after 30 days untouched.
+    """
+    from cortex import writer
+
+    cx = _cx(ctx)
+    chosen = writer.select_for_forget(cx, " ".join(target), limit)
+    if not chosen:
+        click.echo("Nothing matched; nothing archived.")
+        return
+    click.echo("Will archive:")
+    for _, m in chosen:
+        click.echo(f"  {m.id}  [{m.type.value}] {m.summary or m.content[:80]}")
+    if not yes:
+        if not sys.stdin.isatty():
+            raise CortexError(
+                "confirmation needed but stdin is not a terminal; nothing archived",
+                "rerun with --yes to archive without asking",
+            )
+        click.confirm("Archive these memories?", abort=True)
+    done = writer.forget(cx, chosen)
+    click.echo(f"Archived {len(done)} memor{'y' if len(done) == 1 else 'ies'}.")
+
+
+@cli.command()
+@click.argument("new_id")
+@click.argument("old_id")
+@click.pass_context
+def supersede(ctx: click.Context, new_id: str, old_id: str) -> None:
+    """Mark memory OLD_ID as superseded by NEW_ID.
+
+    The old memory leaves the briefing and recall (`recall --include-superseded` still shows
+    it) and keeps its history; only people create supersedes links, never the extractor.
+    """
+    from cortex import writer
+
+    new, old = writer.supersede(_cx(ctx), new_id, old_id)
+    click.echo(f"{old.id} is now superseded by {new.id}.")

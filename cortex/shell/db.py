@@ -1,0 +1,165 @@
+"""Open cortex SQLite files safely: validation, pragmas (WAL, busy timeout), sqlite-vec, transactions."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cortex.errors import NotACortexStore, StoreError
+from cortex.shell import vec
+
+log = logging.getLogger("cortex.db")
+
+APPLICATION_ID = 0x63727478  # "crtx": marks a file as a cortex store
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 30_000  # several sessions write at once; waiting beats "database is locked"
+
+
+@dataclass(slots=True)
+class Connection:
+    """A connection plus what it can do; `raw` is the DB-API connection of the chosen driver."""
+
+    raw: Any
+    path: Path
+    driver: vec.Driver
+    vectors: bool
+    readonly: bool
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        return self.raw.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        return self.raw.executemany(sql, rows)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def check_file(path: Path) -> None:
+    """Refuse files that are not SQLite at all (random bytes, truncated header) before opening them."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        raise NotACortexStore(
+            f"{path} is a directory, not a cortex store", "move it aside or remove it"
+        ) from None
+    except OSError as exc:
+        raise StoreError(
+            f"cannot read {path}: {exc.strerror}", "check the file's permissions"
+        ) from exc
+    if head and head != SQLITE_MAGIC:
+        raise NotACortexStore(
+            f"{path} is not an SQLite database (corrupt or another kind of file); cortex left it untouched",
+            f"move it aside (mv {path} {path}.bad) and cortex will start a new store, "
+            "or restore a checkpoint with `cortex restore`",
+        )
+
+
+def is_sqlite_busy(exc: BaseException) -> bool:
+    """True for 'database is locked' / 'busy' errors from any driver."""
+    return "locked" in str(exc).lower() or "busy" in str(exc).lower()
+
+
+def translate(exc: BaseException, path: Path) -> StoreError:
+    """Turn a driver or OS error into a StoreError that names the fix."""
+    text = str(exc)
+    low = text.lower()
+    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "full" in low:
+        return StoreError(
+            f"the disk holding {path} is full; nothing was written",
+            "free some disk space and retry",
+        )
+    if "readonly" in low or "read-only" in low or isinstance(exc, PermissionError):
+        return StoreError(
+            f"{path} is read-only; cortex cannot write there",
+            "make the directory writable, or run cortex from a writable checkout",
+        )
+    if "malformed" in low or "not a database" in low or "corrupt" in low:
+        return NotACortexStore(
+            f"{path} is corrupt ({text}); cortex left it untouched",
+            "restore the last checkpoint with `cortex restore`, or move the file aside",
+        )
+    if "unable to open" in low:
+        return StoreError(
+            f"cannot open {path} ({text})", "check that the directory exists and is writable"
+        )
+    return StoreError(f"{path}: {text}", "run `cortex doctor` for details")
+
+
+def connect(path: Path, *, readonly: bool = False, want_vectors: bool = True) -> Connection:
+    """Open (creating if allowed) an SQLite file with cortex's pragmas and, when possible, sqlite-vec."""
+    check_file(path)
+    driver = vec.choose_driver(want_vectors)
+    mod = driver.module
+    try:
+        if readonly:
+            uri = path.resolve().as_uri() + "?mode=ro"
+            raw = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        else:
+            raw = mod.connect(str(path), isolation_level=None, check_same_thread=False)
+        raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    except Exception as exc:
+        if readonly:
+            raw = _connect_immutable(mod, path, exc)
+        else:
+            raise translate(exc, path) from exc
+    conn = Connection(raw, path, driver, False, readonly)
+    try:
+        conn.vectors = vec.load_vec(raw, driver)
+    except Exception as exc:  # a broken extension must not stop keyword search
+        log.warning("sqlite-vec failed to load into %s: %s", path, exc)
+    return conn
+
+
+def _connect_immutable(mod: Any, path: Path, first: BaseException) -> Any:
+    """Read a store in a directory we cannot write (WAL needs -shm): open it as immutable."""
+    try:
+        uri = path.resolve().as_uri() + "?immutable=1"
+        raw = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        raw.execute("select 1").fetchone()
+        return raw
+    except Exception as exc:
+        raise translate(first, path) from exc
+
+
+def apply_pragmas(conn: Connection) -> None:
+    """WAL, NORMAL sync, foreign keys; the WAL switch happens once per file and is persistent."""
+    if conn.readonly:
+        return
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if str(mode).lower() != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+
+
+@contextlib.contextmanager
+def transaction(conn: Connection) -> Iterator[Connection]:
+    """BEGIN IMMEDIATE ... COMMIT: take the write lock up front so lock upgrades never deadlock."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except Exception as exc:
+        raise translate(exc, conn.path) from exc
+    try:
+        yield conn
+    except BaseException as exc:
+        with contextlib.suppress(Exception):
+            conn.execute("ROLLBACK")
+        if isinstance(exc, conn.driver.module.Error):
+            raise translate(exc, conn.path) from exc
+        raise
+    else:
+        try:
+            conn.execute("COMMIT")
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                conn.execute("ROLLBACK")
+            raise translate(exc, conn.path) from exc
