@@ -1,0 +1,152 @@
+"""Shell command text and output -> what it was (test, build, commit) and how it went. Pure."""
+
+from __future__ import annotations
+
+import re
+
+MAX_COMMAND_CHARS = 120
+SAME_COMMAND_MIN_JACCARD = 0.6
+
+_TEST = re.compile(
+    r"(?:^|[\s;&|(])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest)(?![\w.-])"
+    r"|\b(?:python3?|uv run|poetry run|pipenv run|hatch run)\s+(?:-m\s+)?(?:pytest|unittest)\b"
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test\b|\bcargo\s+(?:test|nextest)\b|\bgo\s+test\b"
+    r"|\bmix\s+test\b|\bmake\s+(?:test|check)\b|\bgradlew?\s+test\b|\bmvn\s+(?:\S+\s+)*test\b"
+    r"|\bdotnet\s+test\b|\bdeno\s+test\b|\bswift\s+test\b"
+)
+_BUILD = re.compile(
+    r"^(?:make|cmake|ninja|cargo|go|npm|npx|yarn|pnpm|bun|pip3?|uv|poetry|pipenv|mix|rebar3|"
+    r"gradlew?|mvn|tsc|mypy|ruff|black|flake8|pylint|eslint|prettier|docker|docker-compose|"
+    r"kubectl|terraform|bundle|rake|rails|dotnet|swift|xcodebuild|alembic|python3?|node)\b"
+)
+_GIT_COMMIT = re.compile(r"\bgit\b(?:\s+-[Cc]\s+\S+)*\s+commit\b")
+_COMMIT_OUTPUT = re.compile(r"^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
+_COMMIT_MESSAGE = re.compile(r"""-m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
+_HEREDOC = re.compile(r"<<-?\s*'?(\w+)'?\n(.*?)\n\s*\1\b", re.DOTALL)
+_FAILED_COUNT = re.compile(
+    r"\b[1-9]\d* (?:failed|failures?|errors?)\b|\btest result: FAILED\b|^FAIL\b", re.MULTILINE
+)
+_SUMMARY = re.compile(
+    r"^.*(?:\d+ (?:passed|failed|failures?|tests?|errors?)\b|test result:|Tests:).*$",
+    re.MULTILINE,
+)
+_ERROR_LINE = re.compile(
+    r"^.*(?:error|exception|failed|fatal|not found|no such|denied|traceback|cannot|can't|"
+    r"unable).*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_EXIT_LINE = re.compile(r"^(?:Error: )?Exit code -?\d+\s*$")
+_PIPE_TAIL = re.compile(r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|tee|grep|less|cat)\b[^|]*)+$")
+_CD_PREFIX = re.compile(r"^\s*cd\s+\S+\s*&&\s*")
+_VERSIONED = re.compile(r"[\d.]+$")  # python3 -> python, pip3.11 -> pip
+_SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
+_SELF = re.compile(r"^\s*(?:cortex|python3? -m cortex)\b")
+
+
+def is_test_command(command: str) -> bool:
+    """pytest, npm test, cargo test, go test, mix test, make test and the like."""
+    return _TEST.search(command) is not None
+
+
+def is_build_command(command: str) -> bool:
+    """A build, install, lint or run command whose failure is worth remembering."""
+    return _BUILD.match(command) is not None and not is_test_command(command)
+
+
+def is_git_commit(command: str) -> bool:
+    """`git commit`, also with `-C dir` before it."""
+    return _GIT_COMMIT.search(command) is not None
+
+
+def is_cortex_command(command: str) -> bool:
+    """cortex's own CLI (the skills run it): never a memory about the project."""
+    return _SELF.match(command) is not None
+
+
+def render_command(command: str) -> str:
+    """The command as people would retype it: first line, no `cd x &&`, no `| tail` plumbing."""
+    stripped = command.strip()
+    first = stripped.splitlines()[0] if stripped else ""
+    first = _PIPE_TAIL.sub("", _CD_PREFIX.sub("", first)).strip()
+    return clip(first, MAX_COMMAND_CHARS)
+
+
+def is_same_command(a: str, b: str) -> bool:
+    """The same command, or a retry with small changes (`python x.py` -> `python3 x.py`)."""
+    if a == b:
+        return True
+    wa, wb = a.split(), b.split()
+    if not wa or not wb or _VERSIONED.sub("", wa[0]) != _VERSIONED.sub("", wb[0]):
+        return False
+    sa, sb = set(wa[1:]), set(wb[1:])
+    return len(sa & sb) / max(1, len(sa | sb)) >= SAME_COMMAND_MIN_JACCARD
+
+
+def parse_commit(command: str, output: str) -> tuple[str, str]:
+    """(short sha, subject) of a commit: from git's `[branch sha] subject` line, else from
+    the `-m` message or heredoc in the command (sha then empty)."""
+    out = _COMMIT_OUTPUT.search(output)
+    if out:
+        return out.group(1), out.group(2).strip()
+    heredoc = _HEREDOC.search(command)
+    if heredoc:
+        return "", first_line(heredoc.group(2))
+    m = _COMMIT_MESSAGE.search(command)
+    if not m:
+        return "", ""
+    text = m.group(1) if m.group(1) is not None else m.group(2)
+    return "", first_line(text.replace("\\n", "\n").replace('\\"', '"'))
+
+
+def parse_git_add_paths(command: str) -> list[str]:
+    """Explicit paths given to `git add` in a command line (not `-A` or `.`)."""
+    paths: list[str] = []
+    for part in re.split(r"&&|;|\|\|", command):
+        words = _shell_words(part)
+        if len(words) > 2 and words[0] == "git" and words[1] == "add":
+            paths.extend(w for w in words[2:] if not w.startswith("-") and w not in (".", "*"))
+    return paths
+
+
+def parse_test_outcome(output: str, *, exited_badly: bool) -> tuple[bool, str]:
+    """(failed, summary line). Output piped through `| tail` exits 0 whatever the tests did,
+    so the summary line (`3 failed, 10 passed`, `297 tests, 0 failures`) decides."""
+    summary = _last(_SUMMARY, output)
+    failed = exited_badly or _FAILED_COUNT.search(summary or output) is not None
+    if failed and not summary:
+        summary = parse_error_line(output)
+    return failed, summary
+
+
+def parse_error_line(output: str) -> str:
+    """The first line that names the error (not the `Exit code N` preamble)."""
+    lines = [ln for ln in output.splitlines() if ln.strip() and not _EXIT_LINE.match(ln.strip())]
+    m = _ERROR_LINE.search("\n".join(lines))
+    return m.group(0).strip() if m else (lines[0].strip() if lines else "")
+
+
+def first_line(text: str) -> str:
+    """The first non-blank line, stripped."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def clip(text: str, limit: int) -> str:
+    """Whitespace collapsed, cut at `limit` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _shell_words(part: str) -> list[str]:
+    """Words of a simple command line, quotes removed; [] when a quote is left open."""
+    words = []
+    for m in _SHELL_WORD.finditer(part):
+        single, double, bare = m.groups()
+        if bare is not None and bare[:1] in "'\"":
+            return []  # an unterminated quote: nothing reliable here
+        words.append(single if single is not None else double if double is not None else bare)
+    return words
+
+
+def _last(pattern: re.Pattern[str], text: str) -> str:
+    matches = pattern.findall(text)
+    return str(matches[-1]).strip() if matches else ""

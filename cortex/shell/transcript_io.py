@@ -1,0 +1,145 @@
+"""Cursor-based, bounded reads of a transcript file into parsed chunks. Shell: file reads only."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from cortex.core.transcript import ParsedChunk, line_identity, parse_chunk
+
+MAX_READ_BYTES = 8 * 1024 * 1024
+# Lines are a few KB in practice (28 KB is the longest in the fixtures); the backward search
+# for the line before the cursor stops here and then trusts the offset.
+MAX_VERIFY_BYTES = 1024 * 1024
+_WINDOW_BYTES = 64 * 1024
+_SNIFF_BYTES = 8 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where the next read starts: a byte offset and the identity of the line ending there."""
+
+    offset: int = 0
+    last_uuid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """One bounded read: the parsed chunk, the cursor to store after it, and what happened."""
+
+    chunk: ParsedChunk
+    cursor: Cursor  # the cursor to store once the chunk has been processed
+    more: bool = False  # stopped at max_bytes; call again from `cursor`
+    restarted: bool = False  # the file no longer matched the old cursor; read from 0
+    reason: str | None = None  # why it restarted or skipped
+    error: str | None = None  # the file could not be read; cursor unchanged
+
+
+def read_new_records(
+    path: Path,
+    cursor: Cursor,
+    max_bytes: int = MAX_READ_BYTES,
+    *,
+    include_sidechains: bool = False,
+) -> ReadResult:
+    """Parse the lines appended since `cursor`, at most `max_bytes` per call; never raises."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return _failed(cursor, f"transcript not found: {path}")
+    except OSError as exc:
+        return _failed(cursor, f"cannot stat transcript {path}: {exc.strerror or exc}")
+    if stat.S_ISDIR(info.st_mode):
+        return _failed(cursor, f"transcript path is a directory: {path}")
+    if not stat.S_ISREG(info.st_mode):
+        return _failed(cursor, f"transcript path is not a regular file: {path}")
+    try:
+        with path.open("rb") as handle:
+            return _read(handle, cursor, max(1, max_bytes), include_sidechains)
+    except OSError as exc:
+        return _failed(cursor, f"cannot read transcript {path}: {exc.strerror or exc}")
+
+
+def _read(handle: BinaryIO, cursor: Cursor, max_bytes: int, sidechains: bool) -> ReadResult:
+    size = os.fstat(handle.fileno()).st_size
+    if b"\x00" in _pread(handle, 0, min(size, _SNIFF_BYTES)):
+        return _failed(cursor, "not a transcript: the file starts with binary data")
+    reason = _mismatch(handle, cursor, size)
+    start = 0 if reason else cursor.offset
+    data = _pread(handle, start, min(size - start, max_bytes))
+    chunk = parse_chunk(data, start, include_sidechains=sidechains)
+    last = chunk.last_uuid if chunk.lines else (None if reason else cursor.last_uuid)
+    more = len(data) == max_bytes and start + len(data) < size
+    if chunk.lines == 0 and more:
+        # One line longer than a whole read: skip it as malformed instead of stalling here.
+        skip_to = _next_line_start(handle, start + len(data), size)
+        if skip_to is not None:
+            chunk = ParsedChunk((), skip_to, None, 1, 0, 1)
+            return ReadResult(chunk, Cursor(skip_to, None), True, bool(reason), "line too long")
+        more = False
+    return ReadResult(
+        chunk=chunk,
+        cursor=Cursor(chunk.next_offset, last),
+        more=more,
+        restarted=bool(reason),
+        reason=reason,
+    )
+
+
+def _mismatch(handle: BinaryIO, cursor: Cursor, size: int) -> str | None:
+    """Why the file no longer continues from `cursor` (rewritten or truncated), or None."""
+    if cursor.offset <= 0:
+        return None
+    if cursor.offset > size:
+        return f"file is shorter ({size} bytes) than the cursor ({cursor.offset})"
+    if _pread(handle, cursor.offset - 1, 1) != b"\n":
+        return "the cursor is not at a line boundary any more"
+    if cursor.last_uuid is None:
+        return None
+    line = _line_before(handle, cursor.offset - 1)
+    if line is None:
+        return None
+    if line_identity(line) != cursor.last_uuid:
+        return "the line before the cursor changed (file rewritten)"
+    return None
+
+
+def _line_before(handle: BinaryIO, newline_at: int) -> bytes | None:
+    """The line that ends at byte `newline_at`, read backwards in windows; None if too long."""
+    parts: list[bytes] = []
+    pos = newline_at
+    while pos > 0 and newline_at - pos < MAX_VERIFY_BYTES:
+        begin = max(0, pos - _WINDOW_BYTES)
+        window = _pread(handle, begin, pos - begin)
+        cut = window.rfind(b"\n")
+        if cut >= 0:
+            parts.append(window[cut + 1 :])
+            return b"".join(reversed(parts))
+        parts.append(window)
+        pos = begin
+    return b"".join(reversed(parts)) if pos == 0 else None
+
+
+def _next_line_start(handle: BinaryIO, pos: int, size: int) -> int | None:
+    while pos < size:
+        window = _pread(handle, pos, min(_WINDOW_BYTES, size - pos))
+        cut = window.find(b"\n")
+        if cut >= 0:
+            return pos + cut + 1
+        pos += len(window)
+    return None
+
+
+def _pread(handle: BinaryIO, offset: int, length: int) -> bytes:
+    if length <= 0:
+        return b""
+    handle.seek(offset)
+    return handle.read(length)
+
+
+def _failed(cursor: Cursor, error: str) -> ReadResult:
+    empty = ParsedChunk((), cursor.offset, cursor.last_uuid, 0, 0, 0)
+    return ReadResult(empty, cursor, error=error)
