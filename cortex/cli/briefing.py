@@ -1,0 +1,62 @@
+"""CLI command `cortex brief`: print the briefing a new session gets (cached, or re-rendered)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cortex.cli import cli
+from cortex.cli.memory import _cx, echo_json
+
+PARTS = ("stable", "moment", "full")
+
+
+@cli.command("brief")
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Re-render from the stores first (rewrites .claude/rules/cortex-memory.md and the cache).",
+)
+@click.option(
+    "--part",
+    type=click.Choice(PARTS),
+    default="full",
+    show_default=True,
+    help="stable: what the rules file carries; moment: this branch's progress, context and "
+    "stale notes (what SessionStart adds); full: both.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the briefing and what went into it as JSON.")
+@click.pass_context
+def brief(ctx: click.Context, refresh: bool, part: str, as_json: bool) -> None:
+    """Print the briefing cortex hands a new Claude Code session.
+
+    It comes from the cache the worker writes after each extraction for this branch and
+    directory; without a cache (or with --refresh) it is rendered from the stores first.
+    """
+    from cortex.briefing import read_briefing
+
+    cached, origin = read_briefing(_cx(ctx), cwd=Path.cwd(), refresh=refresh)
+    text = {"stable": cached.stable, "moment": cached.moment, "full": cached.full}[part]
+    if as_json:
+        echo_json(
+            {
+                "part": part,
+                "text": text,
+                "origin": origin,
+                "branch": cached.branch,
+                "head": cached.head,
+                "rendered_at": cached.rendered_at,
+                "rules_file_digest": cached.stable_digest,
+                **cached.meta.get(part, {}),
+            }
+        )
+        return
+    if not text:
+        click.echo(
+            f"cortex: the {part} briefing is empty (nothing stored for it yet; "
+            "`cortex remember` or a Claude Code session adds notes)",
+            err=True,
+        )
+        return
+    click.echo(text)
