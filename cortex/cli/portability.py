@@ -1,0 +1,145 @@
+"""CLI commands that move memory in and out: index-code, export, import, rebuild."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cortex.cli import cli
+from cortex.cli.admin import progress_bar
+from cortex.cli.memory import _cx, echo_json
+
+
+# -- index-code ---------------------------------------------------------------------------------
+@cli.command("index-code")
+@click.argument("target")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def index_code(ctx: click.Context, target: str, as_json: bool) -> None:
+    """Store code for recall: a file, a directory or FILE:SYMBOL.
+
+    TARGET is a source file, a directory (every source file under it, skipping VCS folders,
+    virtual environments and node_modules) or FILE:SYMBOL (`app.py:main`, `app.py:Store.open`).
+    Each function or class is stored raw (never embedded) with a prose description that is
+    embedded and linked to it, so recalling the description brings the code. Re-indexing an
+    unchanged file changes nothing; a changed symbol is updated in place; symbols deleted
+    from a file are archived.
+    """
+    from cortex import codeindex
+
+    with progress_bar("indexing") as update:
+        report = codeindex.index_code(_cx(ctx), target, progress=update)
+    if as_json:
+        echo_json(report.to_dict())
+        return
+    click.echo(
+        f"Indexed {report.files} file(s): {len(report.stored)} new, {len(report.updated)} updated, "
+        f"{len(report.unchanged)} unchanged, {len(report.removed)} removed symbols."
+    )
+    for path, why in report.skipped[:20]:
+        click.echo(f"  skipped {path}: {why}")
+    if report.note:
+        click.echo(f"  note: {report.note}")
+
+
+# -- export / import ----------------------------------------------------------------------------
+@cli.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to FILE (default: stdout).")  # fmt: skip
+@click.option(
+    "--scope",
+    type=click.Choice(["project", "global", "all"]),
+    default="all",
+    show_default=True,
+    help="Which store(s) to export.",
+)
+@click.pass_context
+def export(ctx: click.Context, output: Path | None, scope: str) -> None:
+    """Export memories, links and the journal as JSON lines.
+
+    A lossless copy: `cortex import` of it into an empty store gives the same state digest.
+    """
+    from cortex import portability
+
+    cx = _cx(ctx)
+    if output is None:
+        portability.export(cx, sys.stdout, scope=scope)
+        return
+    tmp = output.with_name(output.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        summary = portability.export(cx, fh, scope=scope)
+    tmp.replace(output)
+    for name, info in summary.items():
+        click.echo(
+            f"{name}: {info['memories']} memories, {info['edges']} edges, {info['journal']} journal records"
+        )
+    click.echo(f"Wrote {output}.")
+
+
+@cli.command("import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.option("--into", type=click.Choice(["project", "global"]), default=None,
+              help="Put everything in this store (default: the store each part came from).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def import_cmd(ctx: click.Context, source: Any, into: str | None, as_json: bool) -> None:
+    """Import SOURCE, a `cortex export` file ('-' for stdin).
+
+    Memories already present (same id, or the same text under another id) are never
+    overwritten by older data; a newer version from the file replaces an older one.
+    """
+    from cortex import portability
+
+    with progress_bar("importing") as update:
+        reports = portability.import_file(_cx(ctx), source, into=into, progress=update)
+    if as_json:
+        echo_json([{k: getattr(r, k) for k in r.__slots__} | {"scope": r.scope.value} for r in reports])
+        return
+    for r in reports:
+        click.echo(
+            f"{r.scope.value} store: {r.inserted} new, {r.updated} updated, {r.kept} kept (newer here), "
+            f"{r.duplicates} duplicates, {r.conflicts} conflicts; {r.edges} edges, "
+            f"{r.journal} journal records."
+        )
+        for note in r.notes:
+            click.echo(f"  note: {note}")
+
+
+# -- rebuild --------------------------------------------------------------------------------
+@cli.command()
+@click.option(
+    "--verify", is_flag=True, help="Print the state digest before and after; exit 1 if they differ."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def rebuild(ctx: click.Context, verify: bool, as_json: bool) -> None:
+    """Rebuild the full-text, vector and centrality indexes.
+
+    They are dropped and rebuilt from the memories and links; `--verify` proves that the
+    logical state is the same before and after.
+    """
+    from cortex import rebuild as rebuilding
+
+    with progress_bar("rebuilding") as update:
+        reports = rebuilding.rebuild(_cx(ctx), progress=update)
+    if as_json:
+        echo_json([{k: getattr(r, k) for k in r.__slots__} | {"scope": r.scope.value, "same": r.same}
+                   for r in reports])  # fmt: skip
+    else:
+        if not reports:
+            click.echo("No store to rebuild yet.")
+        for r in reports:
+            click.echo(
+                f"{r.scope.value} store: {r.memories} memories, {r.edges} edges; full-text index "
+                f"{'ok' if r.fts_ok else 'FAILED its check'}; {r.vectors_kept} vectors kept"
+            )
+            if verify:
+                click.echo(f"  digest before {r.before[:16]}")
+                click.echo(f"  digest after  {r.after[:16]}  ({'same' if r.same else 'DIFFERENT'})")
+            for note in r.notes:
+                click.echo(f"  note: {note}")
+    if verify and not all(r.same and r.fts_ok for r in reports):
+        ctx.exit(1)
