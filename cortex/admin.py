@@ -13,6 +13,7 @@ from cortex.core.model import Memory, Scope
 from cortex.core.text import embedding_text
 from cortex.engine import Cortex
 from cortex.errors import CortexError, ModelError
+from cortex.ingest import write_embeddings
 from cortex.shell import db, migrations, vec, vectors
 from cortex.shell.store import Store
 
@@ -34,6 +35,9 @@ def store_status(store: Store, embedder_key: str | None) -> dict[str, Any]:
     if embedder_key:
         found = vectors.existing_index(store, embedder_key)
         table = found[0] if found else None
+    else:  # the model is missing or disabled: still show the vectors the store holds
+        row = store.conn.execute("SELECT name FROM vec_indexes ORDER BY created LIMIT 1").fetchone()
+        table = row[0] if row else None
     size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*") if p.is_file())
     return {
         "path": str(store.path),
@@ -63,6 +67,8 @@ def status(cx: Cortex) -> dict[str, Any]:
 # -- doctor -----------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Check:
+    """One line of `cortex doctor`: a name, ok/warn/fail, what was found, how to fix it."""
+
     name: str
     state: str  # ok | warn | fail
     detail: str
@@ -210,7 +216,7 @@ def backfill(
     if choice.embedder is None:
         raise ModelError(
             f"cannot backfill: {choice.note}",
-            "pip install 'cortex-memory[local]' (install torch==2.13.0 first)",
+            choice.fix or "pip install 'cortex-memory[local]' (install torch==2.13.0 first)",
         )
     embedder = choice.embedder
     exported = None
@@ -231,18 +237,12 @@ def backfill(
     done = 0
     if progress:
         progress(0, total)
-    for store, table, rows in todo:
+    for store, _, rows in todo:
         for start in range(0, len(rows), BACKFILL_BATCH):
             batch = rows[start : start + BACKFILL_BATCH]
             mems = store.get_many([mid for _, mid in batch])
-            texts = [memory_embedding_text(mems[mid], cx.project_name) for _, mid in batch]
-            vecs = embedder.embed_documents(texts)
-            with store.transaction():
-                vectors.write_vectors(
-                    store,
-                    table,
-                    [(n, vectors.pack([float(x) for x in v])) for (n, _), v in zip(batch, vecs, strict=True)],
-                )
+            # The same vectors `remember` and the worker write: the memory's own plus its windows.
+            write_embeddings(cx, store, [mems[mid] for _, mid in batch if mid in mems], embedder)
             done += len(batch)
             if progress:
                 progress(done, total)

@@ -40,9 +40,7 @@ class Settings:
     # reranker
     reranker: str = "auto"  # auto | flashrank | none
     reranker_model: str = "ms-marco-TinyBERT-L-2-v2"
-    reranker_dir: str = (
-        ""  # cached FlashRank model directory; empty = <CORTEX_HOME>/models/flashrank
-    )
+    reranker_dir: str = ""  # cached FlashRank model directory; empty = <CORTEX_HOME>/models/flashrank
     # extraction (SPEC §3)
     llm_extraction: bool = True  # only used when ANTHROPIC_API_KEY is set
     llm_model: str = "claude-haiku-4-5"
@@ -73,6 +71,26 @@ class Settings:
 
 
 _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
+# Values outside these would fail later, far from the line in the config that caused them.
+MINIMUM: dict[str, float] = {
+    "briefing_budget_tokens": 1,
+    "briefing_max_chars": 1,
+    "recall_limit": 1,
+    "recall_budget_tokens": 1,
+    "recall_candidates": 1,
+    "recall_mmr_lambda": 0.0,
+    "recall_abstain_floor": 0.0,
+    "llm_daily_cap_usd": 0.0,
+    "llm_timeout_s": 0.0,
+    "user_prompt_max_memories": 0,
+    "user_prompt_budget_ms": 0,
+    "consolidate_every": 1,
+    "consolidate_active_over": 1,
+}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "reranker": ("auto", "flashrank", "none"),
+    "log_level": ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+}
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
@@ -87,16 +105,39 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             if text in ("0", "false", "no", "off", ""):
                 return False
             raise ValueError(value)
+        if isinstance(value, bool):  # TOML true is not a number or a name
+            raise ValueError(value)
         if isinstance(default, int):
-            return int(value)
+            number = float(value) if isinstance(value, float) else int(str(value).strip())
+            if number != int(number):
+                raise ValueError(value)
+            return _checked(name, int(number), source)
         if isinstance(default, float):
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError):
+            return _checked(name, float(value), source)
+        return _checked(name, str(value).strip(), source)
+    except (TypeError, ValueError, OverflowError):
         raise ConfigError(
             f"{source}: {name} = {value!r} is not a valid {type(default).__name__}",
             f"fix or remove `{name}` in {source}",
         ) from None
+
+
+def _checked(name: str, value: Any, source: str) -> Any:
+    """Refuse values of the right type that cortex still cannot use."""
+    low = MINIMUM.get(name)
+    if low is not None and value < low:
+        raise ConfigError(
+            f"{source}: {name} = {value!r} is below its minimum {low}", f"set `{name}` to {low} or more"
+        )
+    allowed = CHOICES.get(name)
+    if allowed is not None:
+        value = value.upper() if name == "log_level" else value.lower()
+        if value not in allowed:
+            raise ConfigError(
+                f"{source}: {name} = {value!r} is not one of {', '.join(allowed)}",
+                f"set `{name}` to one of {', '.join(allowed)}",
+            )
+    return value
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from cortex.config import Settings, load_settings
 from cortex.core.model import Memory, Scope
-from cortex.errors import NotFound, StoreError
+from cortex.errors import CortexError, NotFound, StoreError
 from cortex.paths import Paths, ensure_store_dir, resolve_paths
 from cortex.shell.store import Store
 
@@ -24,9 +24,11 @@ EMBEDDER_BACKENDS: dict[str, str] = {"voyage": "cortex.shell.voyage:load_voyage_
 RERANKER_BACKENDS: dict[str, str] = {"default": "cortex.shell.rerank:load_reranker"}
 
 ID_BYTES = 5  # 10 hex characters: short enough to type, collisions need ~10^6 memories to matter
+MIN_ID_GUESS_CHARS = 6  # shorter hex words ("cafe", "2024") are as likely to be search text
 
 
 def utcnow() -> datetime:
+    """The current time in UTC (the default clock)."""
     return datetime.now(UTC)
 
 
@@ -35,12 +37,23 @@ def new_id() -> str:
     return secrets.token_hex(ID_BYTES)
 
 
+def looks_like_id(ref: str) -> bool:
+    """True for text that can only be meant as a memory id: 6+ hex characters with a digit."""
+    text = ref.strip().lower()
+    return (
+        MIN_ID_GUESS_CHARS <= len(text) <= 2 * ID_BYTES
+        and all(c in "0123456789abcdef" for c in text)
+        and any(c.isdigit() for c in text)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class EmbedderChoice:
     """An embedder (or None) and, in words, why this one."""
 
     embedder: Any
     note: str
+    fix: str = ""
 
 
 class Cortex:
@@ -72,14 +85,17 @@ class Cortex:
         return cls(resolve_paths(cwd), **kwargs)
 
     def now(self) -> datetime:
+        """The context's clock."""
         return self.clock()
 
     @property
     def project_name(self) -> str:
+        """The project root's folder name (part of embedded text)."""
         return self.paths.project_name
 
     # -- stores ----------------------------------------------------------------------------
     def store_path(self, scope: Scope) -> Path:
+        """Where the store of `scope` lives (it may not exist yet)."""
         return self.paths.project_db if scope == Scope.PROJECT else self.paths.global_db
 
     def store(self, scope: Scope, *, create: bool = True) -> Store | None:
@@ -102,7 +118,7 @@ class Cortex:
                     + (
                         ", or set CORTEX_HOME to a writable directory"
                         if scope == Scope.GLOBAL
-                        else ", or run cortex from a writable checkout"
+                        else ", or keep this memory in the global store (`--global`)"
                     ),
                 ) from exc
         try:
@@ -133,6 +149,7 @@ class Cortex:
         return out
 
     def close(self) -> None:
+        """Close every store this context opened."""
         for store in self._stores.values():
             store.close()
         self._stores.clear()
@@ -168,9 +185,12 @@ class Cortex:
             loader = embed.load_query_embedder if query else embed.load_bulk_embedder
             choice = loader(model_path, self.paths.home)
             return EmbedderChoice(choice.embedder, choice.note)
-        except Exception as exc:  # a broken model must not break keyword recall
+        except CortexError as exc:  # a broken model must not break keyword recall
+            log.warning("embedder unavailable: %s", exc.message)
+            return EmbedderChoice(None, f"no embedder: {exc.message}", exc.fix)
+        except Exception as exc:
             log.warning("embedder unavailable: %s", exc)
-            return EmbedderChoice(None, f"no embedder: {exc}")
+            return EmbedderChoice(None, f"no embedder: {type(exc).__name__}: {exc}")
 
     def embedder_key(self) -> str | None:
         """The vector-index key of the configured embedder, found without loading a model."""
@@ -192,21 +212,13 @@ class Cortex:
         if self._reranker is None:
             choice = self._load_plugin_backend(RERANKER_BACKENDS, "default", query=True)
             self._reranker = choice
-        return (
-            self._reranker.embedder
-            if isinstance(self._reranker, EmbedderChoice)
-            else self._reranker
-        )
+        return self._reranker.embedder if isinstance(self._reranker, EmbedderChoice) else self._reranker
 
-    def _load_plugin_backend(
-        self, table: dict[str, str], name: str, *, query: bool
-    ) -> EmbedderChoice:
+    def _load_plugin_backend(self, table: dict[str, str], name: str, *, query: bool) -> EmbedderChoice:
         """Load an optional backend named in `table` ("module:function"), lazily and fail-soft."""
         target = table.get(name)
         if target is None:
-            return EmbedderChoice(
-                None, f"unknown backend {name!r}; known: {', '.join(sorted(table))}"
-            )
+            return EmbedderChoice(None, f"unknown backend {name!r}; known: {', '.join(sorted(table))}")
         module_name, func_name = target.split(":")
         try:
             import importlib
@@ -234,13 +246,11 @@ class Cortex:
             return matches[0]
         if not matches:
             raise NotFound(
-                f"no memory with id {ref!r}",
-                "list ids with `cortex recall <topic>` or `cortex status`",
+                f"no memory with id {ref!r} in the project or global store",
+                "find the id with `cortex recall <topic>` (each result shows its id)",
             )
         shown = ", ".join(m.id for _, m in matches[:5])
-        raise NotFound(
-            f"id prefix {ref!r} is ambiguous ({shown})", "type more characters of the id"
-        )
+        raise NotFound(f"id prefix {ref!r} is ambiguous ({shown})", "type more characters of the id")
 
     @contextmanager
     def writing(self, scope: Scope) -> Iterator[Store]:

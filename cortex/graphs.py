@@ -11,9 +11,7 @@ from cortex.engine import Cortex
 from cortex.shell.store import Store
 
 
-def read_edges_near(
-    store: Store, start: str, depth: int, include_suggested: bool = False
-) -> list[Edge]:
+def read_edges_near(store: Store, start: str, depth: int, include_suggested: bool = False) -> list[Edge]:
     """Edges within `depth` hops of `start`, fetched one ring at a time (never the whole graph)."""
     seen_nodes = {start}
     frontier = [start]

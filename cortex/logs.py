@@ -16,6 +16,7 @@ class RedactingFilter(logging.Filter):
     """Run every record through the secret redactor before it reaches a handler."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Redact the record in place; never drop it."""
         try:
             from cortex.core.redact import redact
 
@@ -55,11 +56,11 @@ def configure(
     for candidate in (log_file, fallback):
         if candidate is None:
             continue
-        handler = _file_handler(candidate)
-        if handler is not None:
-            handler.setFormatter(logging.Formatter(_FORMAT))
-            handler.addFilter(RedactingFilter())
-            root.addHandler(handler)
+        opened = _file_handler(candidate)
+        if opened is not None:
+            opened.setFormatter(logging.Formatter(_FORMAT))
+            opened.addFilter(RedactingFilter())
+            root.addHandler(opened)
             used = candidate
             break
     if stderr:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,11 +22,11 @@ def find_project_root(cwd: Path) -> Path:
     return cwd
 
 
-def cortex_home(env: dict[str, str] | None = None) -> Path:
+def cortex_home(env: Mapping[str, str] | None = None) -> Path:
     """cortex's data directory: `CORTEX_HOME`, else `~/.claude/memory`."""
-    env = os.environ if env is None else env
-    if env.get("CORTEX_HOME"):
-        return Path(env["CORTEX_HOME"]).expanduser()
+    home = (os.environ if env is None else env).get("CORTEX_HOME")
+    if home:
+        return Path(home).expanduser()
     return Path.home() / ".claude" / "memory"
 
 
@@ -38,46 +39,56 @@ class Paths:
 
     @property
     def project_name(self) -> str:
+        """The project root's folder name."""
         return self.root.name or "root"
 
     @property
     def store_dir(self) -> Path:
+        """`.memory/` in the project root."""
         return self.root / STORE_DIR
 
     @property
     def project_db(self) -> Path:
+        """The project store."""
         return self.store_dir / PROJECT_DB
 
     @property
     def global_db(self) -> Path:
+        """The global store in CORTEX_HOME."""
         return self.home / GLOBAL_DB
 
     @property
     def log_file(self) -> Path:
+        """The project's rotated log."""
         return self.store_dir / "cortex.log"
 
     @property
     def briefing_dir(self) -> Path:
+        """Pre-rendered briefings, per branch and cwd."""
         return self.store_dir / "briefing"
 
     @property
     def checkpoint_dir(self) -> Path:
+        """Store backups taken before destructive steps."""
         return self.store_dir / "checkpoints"
 
     @property
     def rules_file(self) -> Path:
+        """The auto-loaded rules file that carries the briefing."""
         return self.root / RULES_FILE
 
     @property
     def models_dir(self) -> Path:
+        """Model exports (ONNX) and caches in CORTEX_HOME."""
         return self.home / "models"
 
     @property
     def cache_dir(self) -> Path:
+        """Disposable caches in CORTEX_HOME."""
         return self.home / "cache"
 
 
-def resolve_paths(cwd: Path | None = None, env: dict[str, str] | None = None) -> Paths:
+def resolve_paths(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Paths:
     """Paths for the project containing `cwd` (default: the current directory)."""
     return Paths(find_project_root(cwd or Path.cwd()), cortex_home(env))
 

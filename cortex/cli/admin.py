@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import click
 
@@ -19,31 +20,34 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
     if not sys.stderr.isatty():
         yield lambda done, total: None
         return
-    state: dict[str, object] = {}
+    # The total is known only at the first callback, so the bar is opened there.
+    bars: list[Any] = []
+    shown = [0]
 
     def update(done: int, total: int) -> None:
-        bar = state.get("bar")
-        if bar is None:
+        if not bars:
             bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
             bar.__enter__()
-            state["bar"] = bar
-            state["done"] = 0
-        bar.update(done - int(state["done"]))  # type: ignore[attr-defined]
-        state["done"] = done
+            bars.append(bar)
+        bars[0].update(done - shown[0])
+        shown[0] = done
 
     try:
         yield update
     finally:
-        bar = state.get("bar")
-        if bar is not None:
-            bar.__exit__(None, None, None)  # type: ignore[attr-defined]
+        for bar in bars:
+            bar.__exit__(None, None, None)
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """What is stored in the project and global stores, and what still needs embedding."""
+    """Show what is stored and what still needs embedding.
+
+    Counts memories by status and type in the project and global stores, with edges, journal
+    records, the vector index and how many memories wait for `cortex backfill`.
+    """
     from cortex import admin
 
     report = admin.status(_cx(ctx))
@@ -71,19 +75,26 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@click.option(
+    "--fetch-reranker",
+    is_flag=True,
+    help="First download the FlashRank reranker model (with a timeout); nothing else downloads it.",
+)
 @click.pass_context
-def doctor(ctx: click.Context, as_json: bool) -> None:
-    """Check the installation and the stores; name the fix for anything broken.
+def doctor(ctx: click.Context, as_json: bool, fetch_reranker: bool) -> None:
+    """Check the installation and the stores; name each fix.
 
-    Exits 1 when a check fails (a corrupt or foreign store, a missing configured model).
+    Reports the Python and SQLite driver, vector search, the embedding models, and the health
+    of both stores. Exits 1 when a check fails (a corrupt or foreign store, a missing
+    configured model); warnings (e.g. no ONNX export yet) exit 0.
     """
     from cortex import admin
+    from cortex.cli.hosted import prepare_doctor
 
+    prepare_doctor(ctx, fetch_reranker)
     checks = admin.doctor(_cx(ctx))
     if as_json:
-        echo_json(
-            [{"name": c.name, "state": c.state, "detail": c.detail, "fix": c.fix} for c in checks]
-        )
+        echo_json([{"name": c.name, "state": c.state, "detail": c.detail, "fix": c.fix} for c in checks])
     else:
         marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
         for c in checks:
@@ -99,10 +110,11 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1), default=None, help="Embed at most N per store.")
 @click.pass_context
 def backfill(ctx: click.Context, no_export: bool, limit: int | None) -> None:
-    """Embed memories stored while no embedder was available (shows progress).
+    """Embed memories that have no vector yet; export the ONNX model.
 
-    Also exports the local model to ONNX once (into CORTEX_HOME/models), which makes later
-    recalls start ~20x faster than loading sentence-transformers.
+    Memories stored while no embedder was available are embedded in batches (a progress bar
+    shows on a terminal). Also exports the local model to ONNX once (into CORTEX_HOME/models),
+    which makes later recalls start ~20x faster than loading sentence-transformers.
     """
     from cortex import admin
 
@@ -115,7 +127,14 @@ def backfill(ctx: click.Context, no_export: bool, limit: int | None) -> None:
 
 @cli.command()
 @click.argument("memory_id")
-@click.option("-d", "--depth", type=click.IntRange(1, 6), default=2, show_default=True)
+@click.option(
+    "-d",
+    "--depth",
+    type=click.IntRange(1, 6),
+    default=2,
+    show_default=True,
+    help="How many links away to go.",
+)
 @click.option(
     "-t",
     "--type",
@@ -125,9 +144,19 @@ def backfill(ctx: click.Context, no_export: bool, limit: int | None) -> None:
     help="Only follow edges of this type (repeatable).",
 )
 @click.option(
-    "--direction", type=click.Choice(["out", "in", "both"]), default="both", show_default=True
+    "--direction",
+    type=click.Choice(["out", "in", "both"]),
+    default="both",
+    show_default=True,
+    help="Follow links from the memory (out), to it (in), or both.",
 )
-@click.option("--min-strength", type=click.FloatRange(0, 1), default=0.0, show_default=True)
+@click.option(
+    "--min-strength",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Ignore links weaker than this (0-1).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the traversal as JSON.")
 @click.pass_context
 def traverse(
@@ -139,7 +168,11 @@ def traverse(
     min_strength: float,
     as_json: bool,
 ) -> None:
-    """Walk the links from a memory, grouped by depth."""
+    """Walk the links from memory MEMORY_ID, grouped by depth.
+
+    MEMORY_ID is an id or unique id prefix. Each line shows the link type, its strength and
+    the linked memory; suggested links (awaiting review) are not followed.
+    """
     from cortex import graphs
 
     cx = _cx(ctx)

@@ -17,7 +17,9 @@ TYPE_CHOICE = click.Choice(MEMORY_TYPES, case_sensitive=False)
 
 
 def _cx(ctx: click.Context) -> Cortex:
-    return ctx.find_root().obj  # type: ignore[no-any-return]
+    cx = ctx.find_root().obj
+    assert isinstance(cx, Cortex), "the cortex group callback sets the context object"
+    return cx
 
 
 def echo_json(obj: Any) -> None:
@@ -87,8 +89,10 @@ def remember(
 ) -> None:
     """Store TEXT as a memory ('-' reads it from stdin).
 
+    TEXT is one note (at most 20,000 characters): a decision and why, a convention, a gotcha.
     Secrets are redacted and <private>...</private> spans dropped before anything is stored.
     Re-storing the same text is a no-op; a near-duplicate reinforces the existing memory.
+    The memory goes to the project store unless --global is given.
     """
     from cortex import writer
 
@@ -154,10 +158,13 @@ def recall(
     include_superseded: bool,
     as_json: bool,
 ) -> None:
-    """Search memory for QUERY (hybrid keyword + vector search over both stores).
+    """Search both stores for QUERY, by keywords and by meaning.
 
     Results are ranked by fused keyword and meaning similarity, recency, priority and links
     between memories; near-duplicates are folded; raw code linked to a hit is attached.
+    Without an embedding model the search is keyword-only and the output says so. When
+    nothing is relevant enough, it says "Nothing relevant in memory" rather than guess.
+    Each result shows its id (for `cortex get`/`forget`), type, date, branch and source.
     """
     from cortex.core.recall import RecallRequest
     from cortex.core.render import render_recall
@@ -220,7 +227,11 @@ def recall(
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 @click.pass_context
 def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
-    """Show one memory by id (or a unique id prefix), with its links."""
+    """Show one memory by MEMORY_ID, with its links.
+
+    MEMORY_ID is the id printed by `cortex recall` or `cortex remember`, or any prefix of it
+    that matches one memory; both stores are searched.
+    """
     from cortex.core.render import render_memory
     from cortex.core.serial import edge_to_dict, memory_to_dict
 
@@ -243,11 +254,7 @@ def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
         ).values()
     ]
     related = sorted(
-        {
-            e.target if e.source == memory.id else e.source
-            for e in edges
-            if e.type != EdgeType.SOURCE_OF
-        }
+        {e.target if e.source == memory.id else e.source for e in edges if e.type != EdgeType.SOURCE_OF}
     )
     click.echo(render_memory(memory, see_also=related, code=code))
 
@@ -267,8 +274,10 @@ def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
 def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int) -> None:
     """Archive a memory by ID, or the best matches of a QUERY.
 
-    Archived memories leave the briefing and normal recall but are kept (and restored if a later
-    recall brings them back); they are pruned after 30 days untouched.
+    TARGET is a memory id (or unique prefix) or a search query. The memories to archive are
+    listed first and confirmed unless --yes is given. Archived memories leave the briefing
+    and normal recall but are kept (and restored if a later recall brings them back); they
+    are pruned after 30 days untouched.
     """
     from cortex import writer
 

@@ -13,9 +13,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 def normalize_text(text: str) -> str:
     """NFC-normalise, drop NULs and control characters (keep newlines/tabs), trim trailing space."""
     text = unicodedata.normalize("NFC", text.replace("\x00", ""))
-    text = "".join(
-        ch for ch in text if ch in "\n\t" or not unicodedata.category(ch).startswith("C")
-    )
+    text = "".join(ch for ch in text if ch in "\n\t" or not unicodedata.category(ch).startswith("C"))
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 

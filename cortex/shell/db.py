@@ -31,12 +31,15 @@ class Connection:
     readonly: bool
 
     def execute(self, sql: str, params: Any = ()) -> Any:
+        """Run one statement on the underlying connection."""
         return self.raw.execute(sql, params)
 
     def executemany(self, sql: str, rows: Any) -> Any:
+        """Run one statement for each row of parameters."""
         return self.raw.executemany(sql, rows)
 
     def close(self) -> None:
+        """Close the underlying connection."""
         self.raw.close()
 
 
@@ -52,9 +55,7 @@ def check_file(path: Path) -> None:
             f"{path} is a directory, not a cortex store", "move it aside or remove it"
         ) from None
     except OSError as exc:
-        raise StoreError(
-            f"cannot read {path}: {exc.strerror}", "check the file's permissions"
-        ) from exc
+        raise StoreError(f"cannot read {path}: {exc.strerror}", "check the file's permissions") from exc
     if head and head != SQLITE_MAGIC:
         raise NotACortexStore(
             f"{path} is not an SQLite database (corrupt or another kind of file); cortex left it untouched",
@@ -72,7 +73,7 @@ def translate(exc: BaseException, path: Path) -> StoreError:
     """Turn a driver or OS error into a StoreError that names the fix."""
     text = str(exc)
     low = text.lower()
-    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "full" in low:
+    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "disk is full" in low:
         return StoreError(
             f"the disk holding {path} is full; nothing was written",
             "free some disk space and retry",
@@ -80,17 +81,20 @@ def translate(exc: BaseException, path: Path) -> StoreError:
     if "readonly" in low or "read-only" in low or isinstance(exc, PermissionError):
         return StoreError(
             f"{path} is read-only; cortex cannot write there",
-            "make the directory writable, or run cortex from a writable checkout",
+            "make the file and its directory writable (SQLite writes a -wal file beside it)",
         )
     if "malformed" in low or "not a database" in low or "corrupt" in low:
         return NotACortexStore(
             f"{path} is corrupt ({text}); cortex left it untouched",
             "restore the last checkpoint with `cortex restore`, or move the file aside",
         )
-    if "unable to open" in low:
+    if is_sqlite_busy(exc):
         return StoreError(
-            f"cannot open {path} ({text})", "check that the directory exists and is writable"
+            f"{path} stayed locked by another writer for {BUSY_TIMEOUT_MS // 1000} s; nothing was written",
+            "retry; if it keeps happening, look for a stuck cortex process (`ps aux | grep cortex`)",
         )
+    if "unable to open" in low:
+        return StoreError(f"cannot open {path} ({text})", "check that the directory exists and is writable")
     return StoreError(f"{path}: {text}", "run `cortex doctor` for details")
 
 
@@ -106,6 +110,9 @@ def connect(path: Path, *, readonly: bool = False, want_vectors: bool = True) ->
         else:
             raw = mod.connect(str(path), isolation_level=None, check_same_thread=False)
         raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if readonly:
+            # SQLite opens lazily: a WAL file in a directory we cannot write fails only here.
+            raw.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except Exception as exc:
         if readonly:
             raw = _connect_immutable(mod, path, exc)
@@ -121,13 +128,18 @@ def connect(path: Path, *, readonly: bool = False, want_vectors: bool = True) ->
 
 def _connect_immutable(mod: Any, path: Path, first: BaseException) -> Any:
     """Read a store in a directory we cannot write (WAL needs -shm): open it as immutable."""
+    wal = path.with_name(path.name + "-wal")
+    with contextlib.suppress(OSError):
+        if wal.stat().st_size:
+            log.warning("%s is read-only and has an unmerged WAL: recent writes may be missing", path)
     try:
         uri = path.resolve().as_uri() + "?immutable=1"
         raw = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-        raw.execute("select 1").fetchone()
+        raw.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return raw
     except Exception as exc:
-        raise translate(first, path) from exc
+        corrupt = isinstance(translate(exc, path), NotACortexStore)
+        raise translate(exc if corrupt else first, path) from exc
 
 
 def apply_pragmas(conn: Connection) -> None:

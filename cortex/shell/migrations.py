@@ -170,7 +170,7 @@ def check_identity(conn: Connection) -> int:
         raise NotACortexStore(
             f"{conn.path} is an SQLite database of another program, not a cortex store; "
             "cortex left it untouched",
-            f"move it aside (mv {conn.path} {conn.path}.other) or point CORTEX_HOME elsewhere",
+            f"move it aside (mv {conn.path} {conn.path}.other); cortex then starts a new store there",
         )
     if version > LATEST_VERSION:
         raise NotACortexStore(

@@ -24,29 +24,53 @@ _PLACEHOLDERS = ", ".join("?" * len(_COLUMNS.split(",")))
 LIVE = (Status.ACTIVE.value,)
 
 
+_TYPES = {t.value: t for t in MemoryType}
+_SCOPES = {s.value: s for s in Scope}
+_STATUSES = {s.value: s for s in Status}
+_TIMES: dict[str, datetime] = {}  # timestamps repeat (created == updated): parse each text once
+
+
+def _time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    parsed = _TIMES.get(text)
+    if parsed is None:
+        parsed = parse_time(text)
+        assert parsed is not None
+        if len(_TIMES) > 100_000:
+            _TIMES.clear()
+        _TIMES[text] = parsed
+    return parsed
+
+
+def _strings(text: str | None) -> tuple[str, ...]:
+    return () if not text or text == "[]" else tuple(json.loads(text))
+
+
 def _row_to_memory(row: Sequence[Any]) -> Memory:
-    created = parse_time(row[16])
-    updated = parse_time(row[17])
+    # Recall turns a few hundred rows into Memory values per query: keep this loop lean.
+    created = _time(row[16])
+    updated = _time(row[17])
     assert created is not None and updated is not None
     return Memory(
         id=row[0],
         content=row[1],
         summary=row[2],
-        type=MemoryType(row[3]),
-        scope=Scope(row[4]),
+        type=_TYPES[row[3]],
+        scope=_SCOPES[row[4]],
         confidence=float(row[5]),
         priority=int(row[6]),
         pinned=bool(row[7]),
-        source=Source(row[8], row[9], row[10], row[11], tuple(json.loads(row[12] or "[]"))),
-        tags=tuple(json.loads(row[13] or "[]")),
+        source=Source(row[8], row[9], row[10], row[11], _strings(row[12])),
+        tags=_strings(row[13]),
         access_count=int(row[14]),
-        last_accessed=parse_time(row[15]),
+        last_accessed=_time(row[15]),
         created=created,
         updated=updated,
-        status=Status(row[18]),
+        status=_STATUSES[row[18]],
         content_hash=row[19],
-        low_since=parse_time(row[20]),
-        status_changed=parse_time(row[21]),
+        low_since=_time(row[20]),
+        status_changed=_time(row[21]),
         centrality=float(row[22]),
     )
 
@@ -85,6 +109,8 @@ def _in(values: Sequence[Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CursorRow:
+    """Where the worker stopped reading one session's transcript."""
+
     session_id: str
     transcript_path: str
     byte_offset: int
@@ -102,10 +128,12 @@ class Store:
 
     @property
     def path(self) -> Path:
+        """The store file."""
         return self.conn.path
 
     @property
     def vectors(self) -> bool:
+        """Whether sqlite-vec is loaded in this store's connection."""
         return self.conn.vectors
 
     @classmethod
@@ -113,12 +141,13 @@ class Store:
         """Open (and migrate) a store; refuses corrupt or foreign files without writing to them."""
         conn = db.connect(path, readonly=readonly)
         try:
+            # Identify the file before any pragma: switching a foreign database to WAL rewrites it.
+            version = migrations.check_identity(conn)
             if readonly:
-                version = migrations.check_identity(conn)
                 if version != migrations.LATEST_VERSION:
                     raise StoreError(
-                        f"{path} needs a schema upgrade but is opened read-only",
-                        "run any cortex command that writes (e.g. `cortex status`) once",
+                        f"{path} needs a schema upgrade but can only be opened read-only",
+                        "make its directory writable and run `cortex status` once to upgrade it",
                     )
             else:
                 db.apply_pragmas(conn)
@@ -132,6 +161,7 @@ class Store:
         return cls(conn, scope)
 
     def close(self) -> None:
+        """Close the store's connection."""
         self.conn.close()
 
     @contextmanager
@@ -141,9 +171,7 @@ class Store:
             yield self
 
     # -- journal -------------------------------------------------------------------------
-    def journal(
-        self, actor: str, op: str, memory_id: str | None, payload: Any, at: datetime
-    ) -> None:
+    def journal(self, actor: str, op: str, memory_id: str | None, payload: Any, at: datetime) -> None:
         """Append one mutation record; call inside the transaction that makes the mutation."""
         self.conn.execute(
             "INSERT INTO journal (at, actor, op, memory_id, payload) VALUES (?, ?, ?, ?, ?)",
@@ -152,9 +180,7 @@ class Store:
 
     def journal_rows(self, after_seq: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         """Journal records after `after_seq`, oldest first."""
-        sql = (
-            "SELECT seq, at, actor, op, memory_id, payload FROM journal WHERE seq > ? ORDER BY seq"
-        )
+        sql = "SELECT seq, at, actor, op, memory_id, payload FROM journal WHERE seq > ? ORDER BY seq"
         params: list[Any] = [after_seq]
         if limit is not None:
             sql += " LIMIT ?"
@@ -187,15 +213,12 @@ class Store:
         if not changed:
             return
         sets = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
-        self.conn.execute(
-            f"UPDATE memories SET {sets} WHERE id = ?", (*_memory_to_row(new)[1:], new.id)
-        )
+        self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*_memory_to_row(new)[1:], new.id))
         self.journal(actor, op, new.id, changed, at)
 
     def get(self, memory_id: str) -> Memory | None:
-        row = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-        ).fetchone()
+        """One memory by exact id, or None."""
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
         return _row_to_memory(row) if row else None
 
     def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
@@ -236,7 +259,8 @@ class Store:
         limit: int | None = None,
     ) -> list[Memory]:
         """Memories filtered by status and type, newest first."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if statuses:
             where.append(f"status IN ({_in(statuses)})")
             params.extend(statuses)
@@ -255,9 +279,7 @@ class Store:
         """Counts by status and, for active memories, by type."""
         by_status = dict(self.conn.execute("SELECT status, count(*) FROM memories GROUP BY status"))
         by_type = dict(
-            self.conn.execute(
-                "SELECT type, count(*) FROM memories WHERE status = 'active' GROUP BY type"
-            )
+            self.conn.execute("SELECT type, count(*) FROM memories WHERE status = 'active' GROUP BY type")
         )
         return {"status": by_status, "type": by_type}
 
@@ -266,9 +288,7 @@ class Store:
         out: dict[str, int] = {}
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
-            for mid, n in self.conn.execute(
-                f"SELECT id, n FROM memories WHERE id IN ({_in(chunk)})", chunk
-            ):
+            for mid, n in self.conn.execute(f"SELECT id, n FROM memories WHERE id IN ({_in(chunk)})", chunk):
                 out[mid] = int(n)
         return out
 
@@ -295,9 +315,7 @@ class Store:
         self.journal(actor, "access", None, {"ids": list(ids)}, at)
 
     # -- full-text search ----------------------------------------------------------------
-    def fts_search(
-        self, match: str, limit: int, statuses: Sequence[str] = LIVE
-    ) -> list[tuple[str, float]]:
+    def fts_search(self, match: str, limit: int, statuses: Sequence[str] = LIVE) -> list[tuple[str, float]]:
         """(id, bm25) best first; bm25 is negated so that larger is better."""
         rows = self.conn.execute(
             "SELECT m.id, bm25(memories_fts, 1.0, 0.6, 0.4) FROM memories_fts "
@@ -349,14 +367,13 @@ class Store:
             "DELETE FROM edges WHERE source = ? AND target = ? AND type = ?",
             (source, target, etype),
         )
-        self.journal(
-            actor, "edge_delete", source, {"source": source, "target": target, "type": etype}, at
-        )
+        self.journal(actor, "edge_delete", source, {"source": source, "target": target, "type": etype}, at)
 
     def edges(self, ids: Sequence[str] | None = None, status: str | None = None) -> list[Edge]:
         """Edges touching `ids` (either end), or all edges when `ids` is None."""
         sql = "SELECT source, target, type, strength, status, created FROM edges"
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if ids is not None:
             if not ids:
                 return []
@@ -382,18 +399,16 @@ class Store:
 
     # -- cursors and meta ----------------------------------------------------------------
     def read_cursor(self, session_id: str) -> CursorRow | None:
+        """The transcript cursor of a session, if any."""
         row = self.conn.execute(
             "SELECT session_id, transcript_path, byte_offset, last_uuid, malformed, closed "
             "FROM cursors WHERE session_id = ?",
             (session_id,),
         ).fetchone()
-        return (
-            CursorRow(row[0], row[1], int(row[2]), row[3], int(row[4]), bool(row[5]))
-            if row
-            else None
-        )
+        return CursorRow(row[0], row[1], int(row[2]), row[3], int(row[4]), bool(row[5])) if row else None
 
     def write_cursor(self, c: CursorRow, at: datetime) -> None:
+        """Insert or replace a session's transcript cursor."""
         self.conn.execute(
             "INSERT INTO cursors (session_id, transcript_path, byte_offset, last_uuid, malformed, "
             "closed, updated) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
@@ -412,10 +427,12 @@ class Store:
         )
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """A value from the meta table, or `default`."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
     def set_meta(self, key: str, value: str) -> None:
+        """Insert or replace a value in the meta table."""
         self.conn.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

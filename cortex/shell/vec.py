@@ -73,9 +73,7 @@ def _choose(want_vectors: bool) -> Driver:
     forced = os.environ.get(DRIVER_ENV, "").strip().lower()
     stdlib = _stdlib()
     if not want_vectors and forced != "sqlean":
-        return Driver(
-            "sqlite3", stdlib, stdlib.sqlite_version, None, False, "vectors not requested"
-        )
+        return Driver("sqlite3", stdlib, stdlib.sqlite_version, None, False, "vectors not requested")
     vec_path = find_vec_extension()
     if vec_path is None:
         return Driver(
@@ -90,9 +88,7 @@ def _choose(want_vectors: bool) -> Driver:
     if forced in ("", "sqlite3"):
         why = _try_load(stdlib, vec_path)
         if why is None:
-            return Driver(
-                "sqlite3", stdlib, stdlib.sqlite_version, vec_path, True, "stdlib sqlite3"
-            )
+            return Driver("sqlite3", stdlib, stdlib.sqlite_version, vec_path, True, "stdlib sqlite3")
         reasons.append(f"stdlib sqlite3: {why}")
         if forced == "sqlite3":
             return Driver("sqlite3", stdlib, stdlib.sqlite_version, vec_path, False, reasons[0])

@@ -23,6 +23,7 @@ def pack(vector: Sequence[float]) -> bytes:
 
 
 def unpack(blob: bytes) -> tuple[float, ...]:
+    """Inverse of `pack`."""
     return struct.unpack(f"<{len(blob) // 4}f", blob)
 
 
@@ -43,8 +44,7 @@ def ensure_index(store: Store, embedder_key: str, dim: int, at: datetime) -> str
         return found[0]
     name = index_name(embedder_key, dim)
     store.conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING vec0("
-        f"embedding float[{dim}] distance_metric=cosine)"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING vec0(embedding float[{dim}] distance_metric=cosine)"
     )
     store.conn.execute(
         "INSERT OR IGNORE INTO vec_indexes (name, embedder_key, dim, created) VALUES (?, ?, ?, ?)",
@@ -73,9 +73,7 @@ def delete_vectors(store: Store, table: str, ns: Sequence[int]) -> None:
     marks = ", ".join("?" * len(ns))
     if store.vectors:
         store.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", list(ns))
-    store.conn.execute(
-        f"DELETE FROM embedded WHERE index_name = ? AND n IN ({marks})", (table, *ns)
-    )
+    store.conn.execute(f"DELETE FROM embedded WHERE index_name = ? AND n IN ({marks})", (table, *ns))
 
 
 def knn(store: Store, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
@@ -113,6 +111,7 @@ def pending(store: Store, table: str | None, limit: int | None = None) -> list[t
 
 
 def count_pending(store: Store, table: str | None) -> int:
+    """How many active/archived memories (code excepted) have no vector in `table` yet."""
     row = store.conn.execute(
         "SELECT count(*) FROM memories m WHERE m.status IN ('active', 'archived') "
         "AND m.type != 'code' AND NOT EXISTS (SELECT 1 FROM embedded e WHERE e.n = m.n "
