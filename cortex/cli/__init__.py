@@ -16,12 +16,14 @@ from cortex.errors import CortexError
 log = logging.getLogger("cortex.cli")
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+DRIVER_MODULES = ("sqlite3", "sqlean")  # DB-API error classes of the SQLite drivers cortex uses
 
 
 class CortexGroup(click.Group):
     """One error boundary: CortexError -> message + fix, exit 1; usage errors stay exit 2."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; turn errors into a message and an exit code."""
         try:
             return super().invoke(ctx)
         except CortexError as exc:
@@ -37,6 +39,16 @@ class CortexGroup(click.Group):
         except Exception as exc:
             if os.environ.get("CORTEX_DEBUG"):
                 raise
+            if type(exc).__module__.startswith(DRIVER_MODULES):
+                # A fault the store reveals only mid-query (a damaged index page, a full disk).
+                log.error("store error: %s", exc)
+                click.echo(f"cortex: error: the store failed: {exc}", err=True)
+                click.echo(
+                    "  fix: run `cortex doctor` to check the stores; restore a checkpoint with "
+                    "`cortex restore`, or move a damaged store aside",
+                    err=True,
+                )
+                ctx.exit(1)
             log.exception("unexpected error")
             click.echo(f"cortex: internal error: {type(exc).__name__}: {exc}", err=True)
             click.echo(
@@ -47,13 +59,13 @@ class CortexGroup(click.Group):
             ctx.exit(1)
 
 
-@click.group(cls=CortexGroup, context_settings=CONTEXT_SETTINGS)
+@click.group(name="cortex", cls=CortexGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="cortex")
 @click.option(
     "-C",
     "--project",
     "project",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="Work on the project containing this directory (default: the current directory).",
 )
@@ -76,7 +88,9 @@ def cli(ctx: click.Context, project: Path | None) -> None:
     from cortex.logs import configure
 
     cx = Cortex.for_cwd(project)
-    configure(cx.paths.log_file, fallback=cx.paths.home / "cortex.log", level=cx.settings.log_level)
+    # A read must not leave a bare `.memory/` (no .gitignore) in a project that has no store yet.
+    log_file = cx.paths.log_file if cx.paths.store_dir.is_dir() else cx.paths.home / "cortex.log"
+    configure(log_file, fallback=cx.paths.home / "cortex.log", level=cx.settings.log_level)
     ctx.obj = cx
     ctx.call_on_close(cx.close)
 
@@ -91,4 +105,4 @@ def main() -> None:
 
 
 # Subcommands register themselves on `cli`; imported last because they import `cli`.
-from cortex.cli import admin, memory  # noqa: E402, F401
+from cortex.cli import admin, briefing, lifecycle, memory, plugin, portability  # noqa: E402, F401
