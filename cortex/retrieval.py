@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
 
-from cortex.core import graph, query
-from cortex.core.model import EdgeType, Hit, Memory, Scope, Status
-from cortex.core.recall import Gathered, RecallParams, RecallPlan, RecallRequest, plan_recall
-from cortex.core.text import embedding_text, jaccard, word_set
+from cortex import candidates as gathering
+from cortex.core import graph
+from cortex.core.model import Edge, EdgeType, Hit, Memory, Scope, Status
+from cortex.core.recall import (
+    DEFAULT_VECTOR_FLOOR,
+    Gathered,
+    RecallParams,
+    RecallPlan,
+    RecallRequest,
+    plan_recall,
+)
 from cortex.engine import Cortex
-from cortex.shell import vectors
 from cortex.shell.store import Store
 
 log = logging.getLogger("cortex.recall")
 
-CANDIDATES_PER_LIST = 50
 MAX_LIMIT = 100
+RERANK_DEPTH = 30  # cross-encoder cost grows with candidates: ~85 ms per 100 on 2 cores
 SEE_ALSO_DEPTH = 2
 SEE_ALSO_MAX = 5
 
@@ -36,132 +44,63 @@ class RecallResult:
     intent: str
     dropped_by_budget: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
-
-
-def _statuses(req: RecallRequest) -> tuple[str, ...]:
-    base = (Status.ACTIVE.value, Status.ARCHIVED.value)
-    return (*base, Status.SUPERSEDED.value) if req.include_superseded else base
-
-
-def _query_vector(cx: Cortex, req: RecallRequest, stores: Sequence[Store]) -> tuple[object, str]:
-    """Embed the query when some store has vectors and an embedder is available."""
-    if not any(s.vectors for s in stores):
-        driver_note = stores[0].conn.driver.note if stores else "no store"
-        return None, f"keyword-only: vector search unavailable ({driver_note})"
-    key = cx.embedder_key()
-    if key is not None and not any(
-        s.vectors and vectors.existing_index(s, key) is not None for s in stores
-    ):
-        return None, "keyword-only: no memory has been embedded yet (run `cortex backfill`)"
-    choice = cx.query_embedder()
-    if choice.embedder is None:
-        return None, f"keyword-only: {choice.note}"
-    mem_type = req.types[0] if len(req.types) == 1 else None
-    text = embedding_text(req.text, mem_type, cx.project_name)
-    return (choice.embedder, choice.embedder.embed_query(text)), choice.note
-
-
-def gather(
-    cx: Cortex, req: RecallRequest, stores: Sequence[Store]
-) -> tuple[Gathered, list[str], dict[str, object], str]:
-    """Lexical and vector candidates from every store, plus the memories they name."""
-    notes: list[str] = []
-    statuses = _statuses(req)
-    match = query.fts_match_sql(req.text)
-    lexical: dict[str, list[tuple[str, float]]] = {}
-    memories: dict[str, Memory] = {}
-    raw_vectors: dict[str, object] = {}
-    for store in stores:
-        if match:
-            ranked = store.fts_search(match, CANDIDATES_PER_LIST, statuses)
-            if ranked:
-                lexical[f"bm25:{store.scope.value}"] = ranked
-    embedded, note = _query_vector(cx, req, stores)
-    vector: list[tuple[str, float]] = []
-    if embedded is not None:
-        embedder, qvec = embedded  # type: ignore[misc]
-        packed = vectors.pack([float(x) for x in qvec])
-        for store in stores:
-            found = vectors.existing_index(store, embedder.key) if store.vectors else None
-            if found is None:
-                continue
-            table = found[0]
-            near = vectors.knn(store, table, packed, CANDIDATES_PER_LIST)
-            rows = store.ids_for_rows([n for n, _ in near])
-            keep = [(n, d) for n, d in near if n in rows and rows[n][1] in statuses]
-            vector.extend((rows[n][0], 1.0 - d) for n, d in keep)
-            for n, blob in vectors.read_vectors(store, table, [n for n, _ in keep]).items():
-                raw_vectors[rows[n][0]] = blob
-        vector.sort(key=lambda item: -item[1])
-        pending = sum(
-            vectors.count_pending(s, (vectors.existing_index(s, embedder.key) or ("",))[0])
-            for s in stores
-        )
-        if pending:
-            notes.append(f"{pending} memories are not embedded yet (run `cortex backfill`)")
-    notes.insert(0, note)
-    for store in stores:
-        ids = [mid for mid, _ in lexical.get(f"bm25:{store.scope.value}", [])]
-        ids += [mid for mid, _ in vector]
-        memories.update(store.get_many(ids))
-    mode = "hybrid" if embedded is not None else "keyword-only"
-    return Gathered(lexical, vector, memories), notes, raw_vectors, mode
-
-
-def _similarity(got: Gathered, raw: dict[str, object]) -> Callable[[str, str], float]:
-    """Pairwise similarity for MMR: cosine of stored vectors, else word Jaccard."""
-    cache: dict[tuple[str, str], float] = {}
-    words = {mid: word_set(m.content) for mid, m in got.memories.items()}
-    unit: dict[str, object] = {}
-    if raw:
-        import numpy as np
-
-        for mid, blob in raw.items():
-            unit[mid] = np.frombuffer(blob, dtype="<f4")  # type: ignore[arg-type]
-
-    def sim(a: str, b: str) -> float:
-        key = (a, b) if a < b else (b, a)
-        if key not in cache:
-            if a in unit and b in unit:
-                cache[key] = float(unit[a] @ unit[b])  # type: ignore[operator]
-            else:
-                cache[key] = jaccard(words.get(a, frozenset()), words.get(b, frozenset()))
-        return cache[key]
-
-    return sim
+    evidence: dict[str, float | None] = field(default_factory=dict)  # what the floors were applied to
 
 
 def _expand(stores: Sequence[Store], plan: RecallPlan, got: Gathered) -> list[Hit]:
     """Attach raw code (`source_of`) and related memories to depth 2 ("see also")."""
     by_scope = {s.scope: s for s in stores}
-    hits: list[Hit] = []
     shown = {h.id for h in plan.hits}
+    edges: dict[Scope, list[Edge]] = {}
+    code: dict[str, Memory] = {}
+    for scope, store in by_scope.items():
+        mine = [h.id for h in plan.hits if got.memories[h.id].scope == scope]
+        edges[scope] = _edges_to_depth(store, mine) if mine else []
+        linked = {e.source for e in edges[scope] if e.type == EdgeType.SOURCE_OF}
+        linked |= {e.target for e in edges[scope] if e.type == EdgeType.SOURCE_OF}
+        code.update(store.get_many(sorted(linked)))
+    touching = {scope: _by_node(found) for scope, found in edges.items()}
+    hits: list[Hit] = []
     for ranked in plan.hits:
         memory = got.memories[ranked.id]
-        store = by_scope.get(memory.scope) or stores[0]
-        edges = store.edges([ranked.id], status="active")
-        code_ids = [
-            e.target for e in edges if e.type == EdgeType.SOURCE_OF and e.source == ranked.id
-        ]
-        code_ids += [
-            e.source for e in edges if e.type == EdgeType.SOURCE_OF and e.target == ranked.id
-        ]
-        code = tuple(m for m in store.get_many(code_ids).values() if m.id != ranked.id)
-        near = graph.traverse(
-            ranked.id, _edges_to_depth(store, ranked.id), SEE_ALSO_DEPTH, direction="both"
+        index = touching.get(memory.scope) or touching.get(stores[0].scope, {})
+        near_edges = _within_two_hops(index, ranked.id)
+        code_ids = [e.target for e in near_edges if e.type == EdgeType.SOURCE_OF and e.source == ranked.id]
+        code_ids += [e.source for e in near_edges if e.type == EdgeType.SOURCE_OF and e.target == ranked.id]
+        attached = tuple(code[c] for c in dict.fromkeys(code_ids) if c in code and c != ranked.id)
+        near = graph.traverse(ranked.id, near_edges, SEE_ALSO_DEPTH, direction="both")
+        see_also = tuple(nid for _, nid, e in near if nid not in shown and e.type != EdgeType.SOURCE_OF)
+        hits.append(
+            Hit(memory, ranked.score, memory.scope, dict(ranked.signals), attached, see_also[:SEE_ALSO_MAX])
         )
-        see_also = tuple(
-            nid for _, nid, e in near if nid not in shown and e.type != EdgeType.SOURCE_OF
-        )[:SEE_ALSO_MAX]
-        hits.append(Hit(memory, ranked.score, memory.scope, dict(ranked.signals), code, see_also))
     return hits
 
 
-def _edges_to_depth(store: Store, start: str) -> list:  # type: ignore[type-arg]
-    """Active edges within two hops of `start` (two small queries instead of the whole graph)."""
-    first = store.edges([start], status="active")
+def _by_node(edges: Sequence[Edge]) -> dict[str, list[Edge]]:
+    index: dict[str, list[Edge]] = {}
+    for e in edges:
+        index.setdefault(e.source, []).append(e)
+        if e.target != e.source:
+            index.setdefault(e.target, []).append(e)
+    return index
+
+
+def _within_two_hops(index: dict[str, list[Edge]], start: str) -> list[Edge]:
+    """The edges a depth-2 walk from `start` can use, from an index of edges by node."""
+    first = index.get(start, [])
     ring = {e.source for e in first} | {e.target for e in first}
-    second = store.edges(sorted(ring - {start}), status="active") if ring else []
+    local = {(e.source, e.target, e.type): e for n in ring for e in index.get(n, [])}
+    return [*first, *(e for key, e in local.items() if e not in first)]
+
+
+def _edges_to_depth(store: Store, starts: Sequence[str]) -> list[Edge]:
+    """Active edges within two hops of any of `starts` (two queries instead of the whole graph).
+
+    A walk of depth 2 from one start only uses edges touching it or its neighbours, so the
+    union serves every start: the extra edges are never reached from the others."""
+    first = store.edges(list(starts), status="active")
+    ring = {e.source for e in first} | {e.target for e in first}
+    second = store.edges(sorted(ring - set(starts)), status="active") if ring else []
     return list({(e.source, e.target, e.type): e for e in [*first, *second]}.values())
 
 
@@ -196,6 +135,39 @@ def _apply_access(cx: Cortex, hits: Sequence[Hit]) -> None:
                         )
 
 
+def _first_pass(req: RecallRequest, got: Gathered, now: datetime, params: RecallParams, n: int) -> list[str]:
+    """The best `n` ids of a plain first pass (no second-pass votes, no diversity, no floors)."""
+    plain = replace(
+        params, use_mmr=False, use_graph=False, use_session=False, abstain=False, trim_weak_hits=False
+    )
+    first = plan_recall(replace(req, limit=n, budget_tokens=None), got, now, None, plain)
+    return [h.id for h in first.hits]
+
+
+def _with_rerank(
+    pool: gathering.Pool, req: RecallRequest, reranker: Any, ids: Sequence[str]
+) -> gathering.Pool:
+    """Cross-encoder scores for the first pass's best candidates (a failing model is skipped)."""
+    if not ids:
+        return pool
+    try:
+        scores = reranker.rerank(req.text, [pool.got.memories[i].content for i in ids])
+    except Exception as exc:  # reranking is an optional refinement; never fail a recall for it
+        log.warning("reranking failed: %s", exc)
+        return pool
+    return replace(pool, got=replace(pool.got, reranked=dict(zip(ids, scores, strict=True))))
+
+
+def default_params(cx: Cortex) -> RecallParams:
+    """The recall parameters for people: settings applied, hits without evidence left out."""
+    floor = cx.settings.recall_abstain_floor
+    return RecallParams(
+        mmr_lambda=cx.settings.recall_mmr_lambda,
+        trim_weak_hits=True,
+        vector_floor=floor if floor > 0 else DEFAULT_VECTOR_FLOOR,
+    )
+
+
 def recall(
     cx: Cortex,
     req: RecallRequest,
@@ -208,7 +180,7 @@ def recall(
     req = replace(req, limit=max(0, min(req.limit, MAX_LIMIT)))
     stores = cx.read_stores(scope)
     if params is None:
-        params = RecallParams(mmr_lambda=cx.settings.recall_mmr_lambda)
+        params = default_params(cx)
     if not stores:
         return RecallResult(
             req.text,
@@ -219,9 +191,22 @@ def recall(
             "nothing in memory yet",
             "plain",
         )
-    got, notes, raw, mode = gather(cx, req, stores)
+    candidates = max(cx.settings.recall_candidates, 2 * req.limit)
+    pool = gathering.gather(cx, req, stores, params, candidates)
+    now = cx.now()
+    if params.use_prf and pool.query_vector is not None:
+        feedback = _first_pass(req, pool.got, now, params, params.prf_docs)
+        pool = gathering.with_feedback(
+            pool, stores, req, feedback, params.prf_weight, candidates, params.use_chunks
+        )
+    if params.use_graph and params.graph_weight > 0:
+        pool = gathering.with_edges(pool, stores, _first_pass(req, pool.got, now, params, params.graph_seeds))
+    reranker = cx.reranker() if params.use_rerank else None
+    if reranker is not None:
+        pool = _with_rerank(pool, req, reranker, _first_pass(req, pool.got, now, params, RERANK_DEPTH))
     gathered_at = time.perf_counter()
-    plan = plan_recall(req, got, cx.now(), _similarity(got, raw), params)
+    plan = plan_recall(req, pool.got, now, gathering.similarity(pool), params)
+    got, notes, mode = pool.got, pool.notes, pool.mode
     hits = _expand(stores, plan, got) if plan.hits else []
     if record and hits:
         try:
@@ -239,4 +224,5 @@ def recall(
         plan.intent,
         plan.dropped_by_budget,
         {"gather": (gathered_at - started) * 1000, "total": (done - started) * 1000},
+        {"best_cosine": plan.best_cosine, "best_coverage": plan.best_coverage},
     )

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cortex import writer
+from cortex.cli import cli
 from cortex.config import Settings
 from cortex.core import query
 from cortex.core.budget import estimate_tokens
@@ -169,6 +174,30 @@ def test_keyword_only_mode_finds_keyword_matches_and_says_so(keyword_cx: Cortex)
     assert any("keyword-only" in n for n in result.notes)
 
 
+class BrokenQueryEmbedder(FakeEmbedder):
+    """Stored vectors exist (same key), but embedding a query fails, as with a broken model."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise RuntimeError("onnxruntime: bad allocation")
+
+
+def test_a_failing_query_embedder_degrades_to_keyword_only(project: Path) -> None:
+    paths = resolve_paths(project)
+    with_vectors = Cortex(paths, Settings(), query_embedder=EmbedderChoice(FakeEmbedder(dim=48), "fake"))
+    try:
+        populate(with_vectors)
+    finally:
+        with_vectors.close()
+    broken = Cortex(paths, Settings(), query_embedder=EmbedderChoice(BrokenQueryEmbedder(dim=48), "fake"))
+    try:
+        result = recall(broken, RecallRequest("advisory locks"), record=False)
+    finally:
+        broken.close()
+    assert result.mode == "keyword-only"
+    assert any("keyword-only" in n and "bad allocation" in n for n in result.notes), result.notes
+    assert result.hits and result.hits[0].memory.content == GOLD
+
+
 def test_keyword_only_mode_cannot_find_a_paraphrase(keyword_cx: Cortex) -> None:
     result = recall(keyword_cx, RecallRequest(PARAPHRASE))
     assert GOLD not in [h.memory.content for h in result.hits]
@@ -267,3 +296,71 @@ def test_real_model_ranks_the_paraphrased_memory_first(model_cx: Cortex, paraphr
     assert result.mode == "hybrid"
     ranked = [h.memory.content for h in result.hits]
     assert ranked and ranked[0] == GOLD, ranked
+
+
+def _cli(project: Path, *args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["-C", str(project), *args, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+@pytest.mark.slow
+def test_cli_remember_then_recall_finds_a_paraphrase_and_abstains_on_the_unrelated(
+    real_model: Path, project: Path
+) -> None:
+    # Issue 2's acceptance: the real CLI, the real local model, real sqlite-vec.
+    stored = _cli(project, "remember", GOLD, "--type", "decision")
+    gold_id = stored["memory"]["id"]
+    for text, kind, scope in NOTES[1:8]:
+        _cli(
+            project, "remember", text, "--type", kind.value, *(["--global"] if scope == Scope.GLOBAL else [])
+        )
+    found = _cli(project, "recall", PARAPHRASE)
+    assert found["mode"] == "hybrid" and not found["abstained"], found
+    assert [h["memory"]["id"] for h in found["hits"]][:1] == [gold_id], found["hits"]
+    for unrelated in ("favourite pizza topping", "what is the capital of Australia"):
+        nothing = _cli(project, "recall", unrelated)
+        assert nothing["mode"] == "hybrid"
+        assert nothing["abstained"] and not nothing["hits"], (unrelated, nothing["hits"])
+
+
+def test_the_abstain_floor_setting_sets_the_vector_floor(project: Path) -> None:
+    from cortex.core.recall import DEFAULT_VECTOR_FLOOR
+    from cortex.retrieval import default_params
+
+    for setting, floor in ((0.0, DEFAULT_VECTOR_FLOOR), (0.45, 0.45)):
+        cx = Cortex(resolve_paths(project), Settings(recall_abstain_floor=setting))
+        try:
+            params = default_params(cx)
+        finally:
+            cx.close()
+        assert params.vector_floor == floor and params.trim_weak_hits and params.abstain
+
+
+@pytest.mark.slow
+def test_a_higher_abstain_floor_turns_the_weak_paraphrase_away(real_model: Path, project: Path) -> None:
+    # The paraphrase's best cosine is ~0.23: found at the calibrated floor, not at a strict one.
+    _cli(project, "remember", GOLD, "--type", "decision")
+    (project / ".memory" / "config.toml").write_text("recall_abstain_floor = 0.5\n", encoding="utf-8")
+    strict = _cli(project, "recall", PARAPHRASE)
+    assert strict["abstained"] and not strict["hits"]
+
+
+def test_the_pending_note_follows_the_store_between_recalls(project: Path) -> None:
+    from cortex import ingest
+    from cortex.core.model import Candidate, Layer
+
+    cx = Cortex(resolve_paths(project), Settings(), query_embedder=EmbedderChoice(FakeEmbedder(48), "fake"))
+    try:
+        populate(cx)
+        before = recall(cx, RecallRequest("advisory locks"), record=False)
+        assert not any("not embedded" in n for n in before.notes)
+        cand = Candidate(
+            content="Queue workers poll every 5 seconds", type=MemoryType.CONTEXT, layer=Layer.USER
+        )
+        ingest.ingest_batch(cx, [ingest.BatchItem(cand, cx.now())], embedder=None)  # no vector
+        after = recall(cx, RecallRequest("advisory locks"), record=False)
+        assert any(n.startswith("1 memories are not embedded") for n in after.notes), after.notes
+    finally:
+        cx.close()

@@ -67,9 +67,7 @@ class BM25System:
             return []
         avg_len = sum(self._lengths) / n_docs or 1.0
         weights = Counter(tokenize(query))
-        idf = {
-            t: math.log(1.0 + (n_docs - self._df[t] + 0.5) / (self._df[t] + 0.5)) for t in weights
-        }
+        idf = {t: math.log(1.0 + (n_docs - self._df[t] + 0.5) / (self._df[t] + 0.5)) for t in weights}
         scores = []
         for tf, length in zip(self._tfs, self._lengths, strict=True):
             norm = self.k1 * (1.0 - self.b + self.b * length / avg_len)

@@ -41,12 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--dataset", choices=sorted(DEFAULT_DATA), help="inferred from --protocol")
     parser.add_argument("--protocol", choices=CLI_PROTOCOLS)
-    parser.add_argument(
-        "--level", choices=("session", "turn"), help="lme-official only (default session)"
-    )
-    parser.add_argument(
-        "--all", action="store_true", help="run every protocol (of --dataset, if given)"
-    )
+    parser.add_argument("--level", choices=("session", "turn"), help="lme-official only (default session)")
+    parser.add_argument("--all", action="store_true", help="run every protocol (of --dataset, if given)")
     parser.add_argument(
         "--system",
         choices=(*SYSTEMS, "both"),
@@ -95,9 +91,7 @@ def _run_protocol(
         system = load_system(name)
         progress = Progress(f"{protocol.key} {name}", total, len(episodes))
         try:
-            runs.append(
-                run_system(protocol, episodes, system, progress.advance, progress.next_episode)
-            )
+            runs.append(run_system(protocol, episodes, system, progress.advance, progress.next_episode))
         finally:
             progress.finish()
             system.close()

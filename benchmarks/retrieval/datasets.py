@@ -62,17 +62,14 @@ def plan_docs(entries: Iterable[tuple[str, datetime, tuple[str, ...]]]) -> tuple
     """
     kept = [(text, time, units) for text, time, units in entries if text.strip()]
     kept.sort(key=lambda entry: entry[1])
-    return tuple(
-        Doc(f"m{i}", text, time, units) for i, (text, time, units) in enumerate(kept, start=1)
-    )
+    return tuple(Doc(f"m{i}", text, time, units) for i, (text, time, units) in enumerate(kept, start=1))
 
 
 def read_dataset(path: Path) -> Any:
     """Parse a dataset file: JSON, or xz-compressed JSON when the name ends in `.xz`."""
     if not path.is_file():
         raise FileNotFoundError(
-            f"dataset file not found: {path} "
-            "(pass --data PATH, or check out ../shared next to the repo)"
+            f"dataset file not found: {path} (pass --data PATH, or check out ../shared next to the repo)"
         )
     opener = lzma.open if path.suffix == ".xz" else open
     with opener(path, "rt", encoding="utf-8") as handle:

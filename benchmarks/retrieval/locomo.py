@@ -83,9 +83,7 @@ def plan_locomo_episodes(raw: Sequence[Mapping[str, Any]], level: str) -> list[E
             evidence = parse_evidence(qa.get("evidence") or [], existing)
             if not evidence:
                 continue
-            gold = (
-                evidence if level == "turn" else tuple(dict.fromkeys(map(_session_unit, evidence)))
-            )
+            gold = evidence if level == "turn" else tuple(dict.fromkeys(map(_session_unit, evidence)))
             category = int(qa["category"])
             groups: tuple[str, ...] = (OVERALL,)
             if category != ADVERSARIAL:

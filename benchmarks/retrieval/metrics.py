@@ -52,9 +52,7 @@ def parse_dialog_ids(text: str) -> list[str]:
     return [f"D{int(s)}:{int(t)}" for s, t in _DIALOG_ID.findall(text)]
 
 
-def rank_distinct_units(
-    retrieved: Sequence[str], provenance: Mapping[str, Sequence[str]]
-) -> UnitRanking:
+def rank_distinct_units(retrieved: Sequence[str], provenance: Mapping[str, Sequence[str]]) -> UnitRanking:
     """Ranked memory keys -> distinct units by first appearance (PROTOCOLS.md "Counting k").
 
     A memory that maps to several units contributes them in provenance order; a unit already seen

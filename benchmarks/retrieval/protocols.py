@@ -64,8 +64,7 @@ PROTOCOLS: dict[str, Protocol] = {
             metrics=_at(("recall", "recall_all", "recall_any"), _LOCOMO_KS),
             sets=("all",),
             headline=_at(("recall",), _LOCOMO_KS),
-            reference="plain BM25, dev slice (n = 1,439): recall@5/10/25/50 = "
-            "0.451 / 0.530 / 0.619 / 0.692",
+            reference="plain BM25, dev slice (n = 1,439): recall@5/10/25/50 = 0.451 / 0.530 / 0.619 / 0.692",
             plan=lambda raw: plan_locomo_episodes(raw, "turn"),
         ),
         Protocol(

@@ -112,10 +112,7 @@ def _render_rows(name: str, set_name: str, set_summary: dict[str, Any]) -> list[
         lines.append("")
         lines += _table(
             ["row", "n", *family],
-            [
-                [label, str(r["n"]), *(_fmt(r["metrics"][m]) for m in family)]
-                for label, r in rows.items()
-            ],
+            [[label, str(r["n"]), *(_fmt(r["metrics"][m]) for m in family)] for label, r in rows.items()],
         )
     return lines
 

@@ -59,9 +59,7 @@ class SystemRun:
 class Progress:
     """A one-line stderr progress counter, silent when stderr is not a terminal."""
 
-    def __init__(
-        self, label: str, total: int, episodes: int = 0, stream: TextIO | None = None
-    ) -> None:
+    def __init__(self, label: str, total: int, episodes: int = 0, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = self.stream.isatty()
         self.label = label
@@ -73,8 +71,7 @@ class Progress:
     def _draw(self) -> None:
         if self.enabled:
             self.stream.write(
-                f"\r{self.label}: store {self.episode}/{self.episodes}, "
-                f"{self.done}/{self.total} questions"
+                f"\r{self.label}: store {self.episode}/{self.episodes}, {self.done}/{self.total} questions"
             )
             self.stream.flush()
 

@@ -77,9 +77,7 @@ def summarise_paired(
     """system - baseline per set, row and metric, resampling the same questions for both."""
     base = {r.qid: r for r in baseline.results}
     if set(base) != {r.qid for r in system.results}:
-        raise ValueError(
-            f"{system.system} and {baseline.system} were scored on different questions"
-        )
+        raise ValueError(f"{system.system} and {baseline.system} were scored on different questions")
     out: dict[str, Any] = {}
     for set_name in protocol.sets:
         out[set_name] = {}

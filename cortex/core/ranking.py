@@ -8,7 +8,7 @@ from dataclasses import astuple, dataclass
 from datetime import datetime
 
 from cortex.core.model import Memory, MemoryType
-from cortex.core.query import TimeWindow
+from cortex.core.timeref import TimeWindow
 
 RRF_K = 60  # the constant from the original RRF paper; damps the gap between top ranks
 SECONDS_PER_DAY = 86_400.0
@@ -91,17 +91,22 @@ def rank_mmr(
     similarity: Similarity,
     lambda_: float,
     limit: int,
+    threshold: float = 0.0,
 ) -> list[str]:
     """Maximal marginal relevance: pick up to `limit` ids, trading relevance for novelty.
 
     Relevance (missing = 0) is min-max scaled to [0,1] over the candidates so `lambda_` means
     the same whatever the scorer's scale; each step takes the id maximising
-    lambda_ * relevance - (1 - lambda_) * max similarity to the ids already taken (ties go to
-    the earlier id). lambda_ = 1 is plain relevance order. `similarity` is a function or a
-    mapping of id pairs in either order (missing = 0); duplicate ids count once.
+    lambda_ * relevance - (1 - lambda_) * redundancy, where redundancy is the max similarity to
+    the ids already taken above `threshold`, rescaled to [0,1] (threshold 0: plain MMR; 0.9:
+    only near-duplicates count). Ties go to the earlier id; lambda_ = 1 is plain relevance
+    order. `similarity` is a function or a mapping of id pairs in either order (missing = 0);
+    duplicate ids count once.
     """
     if not 0.0 <= lambda_ <= 1.0:
         raise ValueError(f"lambda_ must be in [0, 1], got {lambda_}")
+    if not 0.0 <= threshold < 1.0:
+        raise ValueError(f"threshold must be in [0, 1), got {threshold}")
     pool = list(dict.fromkeys(ids))
     if limit <= 0 or not pool:
         return []
@@ -118,7 +123,8 @@ def rank_mmr(
         chosen.append(best)
         pool.remove(best)
         for other in pool:
-            max_sim[other] = max(max_sim[other], sim(other, best))
+            redundancy = max(sim(other, best) - threshold, 0.0) / (1.0 - threshold)
+            max_sim[other] = max(max_sim[other], redundancy)
     return chosen
 
 

@@ -191,6 +191,9 @@ class OnnxEmbedder:
         options.intra_op_num_threads = min(2, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # onnxruntime warnings would land on a hook's stderr
+        # Idle pool threads would otherwise spin for a while after each run, burning the CPU
+        # that the session and the other cortex processes need on a small machine.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(directory / ONNX_FILE), options, providers=["CPUExecutionProvider"]
         )
@@ -226,9 +229,7 @@ class OnnxEmbedder:
                 n = len(enc.ids)
                 ids[r, :n], mask[r, :n], types[r, :n] = enc.ids, enc.attention_mask, enc.type_ids
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            result = self._session.run(
-                [OUTPUT_NAME], {k: v for k, v in feeds.items() if k in self._inputs}
-            )
+            result = self._session.run([OUTPUT_NAME], {k: v for k, v in feeds.items() if k in self._inputs})
             out[rows] = result[0]
         return out
 

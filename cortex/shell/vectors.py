@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cortex.core.serial import format_time
+from cortex.shell import vector_matrix
 from cortex.shell.store import Store
 
 
@@ -61,6 +62,7 @@ def write_vectors(store: Store, table: str, rows: Sequence[tuple[int, bytes]]) -
     marks = ", ".join("?" * len(ns))
     store.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", ns)
     store.conn.executemany(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", rows)
+    vector_matrix.note_written()
     store.conn.executemany(
         "INSERT OR IGNORE INTO embedded (n, index_name) VALUES (?, ?)", [(n, table) for n in ns]
     )
@@ -73,6 +75,7 @@ def delete_vectors(store: Store, table: str, ns: Sequence[int]) -> None:
     marks = ", ".join("?" * len(ns))
     if store.vectors:
         store.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", list(ns))
+        vector_matrix.note_written()
     store.conn.execute(f"DELETE FROM embedded WHERE index_name = ? AND n IN ({marks})", (table, *ns))
 
 
@@ -124,4 +127,5 @@ def count_pending(store: Store, table: str | None) -> int:
 def drop_index(store: Store, table: str) -> None:
     """Drop a vec0 table and its bookkeeping (rebuild re-creates it)."""
     store.conn.execute(f"DROP TABLE IF EXISTS {table}")
+    vector_matrix.note_written()
     store.conn.execute("DELETE FROM embedded WHERE index_name = ?", (table,))

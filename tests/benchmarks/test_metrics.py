@@ -165,9 +165,7 @@ def test_unit_ranking_invariants(keys: list[str], k: int) -> None:
     assert memories_for_k(ranking, k) <= memories_for_k(ranking, k + 1) <= len(keys)
     gold = gold_ranks_of(ranking, ["u1", "u3", "u4"])
     # recall_all <= evidence recall <= recall_any, and every score is within [0, 1].
-    all_, share, any_ = (
-        f(gold, k) for f in (recall_all_at_k, evidence_recall_at_k, recall_any_at_k)
-    )
+    all_, share, any_ = (f(gold, k) for f in (recall_all_at_k, evidence_recall_at_k, recall_any_at_k))
     assert 0.0 <= all_ <= share <= any_ <= 1.0
     assert 0.0 <= ndcg_at_k(gold, k) <= 1.0 + 1e-12
 
@@ -366,10 +364,7 @@ def test_locomo_turn_episode_units_gold_and_rows() -> None:
         ("D2:1",),
         ("D2:2",),
     ]
-    assert (
-        episode.docs[2].text
-        == "Alice: We went hiking last weekend. [shares a photo of a mountain trail]"
-    )
+    assert episode.docs[2].text == "Alice: We went hiking last weekend. [shares a photo of a mountain trail]"
     assert [d.key for d in episode.docs] == ["m1", "m2", "m3", "m4", "m5"]
     # The questions with a missing turn (D9:9) or no evidence are skipped.
     assert [q.gold for q in episode.questions] == [("D2:1",), ("D1:1", "D1:2"), ("D1:3",)]
@@ -503,9 +498,7 @@ class DoublingSystem(BM25System):
 def test_cli_pairs_a_system_with_the_baseline(
     locomo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(
-        system_registry.SYSTEMS, "doubling", "tests.benchmarks.test_metrics:DoublingSystem"
-    )
+    monkeypatch.setitem(system_registry.SYSTEMS, "doubling", "tests.benchmarks.test_metrics:DoublingSystem")
     out = tmp_path / "results"
     args = ["--protocol", "locomo-turn", "--system", "doubling", "--data", str(locomo_file)]
     assert main([*args, "--out", str(out), "--resamples", "200"]) == 0
@@ -546,9 +539,7 @@ def test_usage_errors_and_a_missing_adapter(
     assert "runs on locomo" in capsys.readouterr().err
     assert main(["--all", "--data", str(tmp_path / "x.json")]) == 2
     assert main(["--protocol", "locomo-turn", "--level", "session"]) == 2
-    monkeypatch.setitem(
-        system_registry.SYSTEMS, "ghost", "benchmarks.retrieval.ghost_system:GhostSystem"
-    )
+    monkeypatch.setitem(system_registry.SYSTEMS, "ghost", "benchmarks.retrieval.ghost_system:GhostSystem")
     with pytest.raises(SystemUnavailable, match=r"ghost_system\.py does not exist"):
         system_class("ghost")
     assert main(["--protocol", "locomo-turn", "--system", "ghost"]) == 2

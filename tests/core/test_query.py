@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cortex.core import query
 from cortex.core.query import (
     INTENT_WEIGHTS,
     FusionWeights,
@@ -141,6 +142,13 @@ def test_stopwords_and_term_cap_are_parameters() -> None:
     assert fts_match_sql("a b c d", stopwords=(), max_terms=2) == '"a" OR "b"'
     long_text = " ".join(f"word{i}" for i in range(500))
     assert (fts_match_sql(long_text) or "").count(" OR ") == 63
+
+
+def test_the_separator_regex_is_exactly_the_separator_rule() -> None:
+    # parse_terms splits with a regex for speed; it must split exactly where the rule says.
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        assert bool(query._SEPARATOR_RUN.fullmatch(ch)) == query._is_separator(ch), hex(cp)
 
 
 def test_term_splitting_agrees_with_unicode61() -> None:
