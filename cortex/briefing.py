@@ -36,6 +36,7 @@ from cortex.shell.files import LockBusy, file_lock
 log = logging.getLogger("cortex.briefing")
 
 LOCK_TIMEOUT_S = 10.0
+MAX_META_IDS = 100  # ids listed per kind in the cache metadata; beyond this they are only counted
 BRIEFED_TYPES = tuple(t.value for t in MemoryType if t is not MemoryType.CODE)
 
 
@@ -137,7 +138,10 @@ def _meta(b: Briefing) -> dict[str, Any]:
         "shown": list(b.shown),
         "dropped": b.dropped,
         "withheld": list(b.withheld),
-        "stale": list(b.stale),
+        # Every SessionStart reads this cache: a list as long as the store (every stale memory of
+        # a 100,000-memory project) would push it past the reader's size limit.
+        "stale": list(b.stale[:MAX_META_IDS]),
+        "stale_count": len(b.stale),
         "tokens": b.tokens,
         "chars": b.chars,
         "budget_tokens": b.budget_tokens,

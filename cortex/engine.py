@@ -124,7 +124,8 @@ class Cortex:
         try:
             opened = Store.open(path, scope)
         except StoreError as exc:
-            if create or "read-only" not in exc.message:
+            # Reads go on from a read-only directory or a full disk (SQLite cannot make its -shm).
+            if create or not ("read-only" in exc.message or "is full" in exc.message):
                 raise
             opened = Store.open(path, scope, readonly=True)
         self._stores[scope] = opened
@@ -198,6 +199,12 @@ class Cortex:
             return str(self._query_embedder.embedder.key)
         if self.settings.embedder == "none":
             return None
+        if self.settings.embedder == "voyage":
+            from cortex.shell import voyage
+
+            if not voyage.voyage_unavailable():
+                return voyage.voyage_key(self.settings.voyage_model)
+            # Voyage configured but unusable: recall falls back to the local model's index.
         try:
             from cortex.shell import embed
 

@@ -56,9 +56,11 @@ def _rebuild_vectors(cx: Cortex, store: Store, report: RebuildReport) -> None:
 
 def rebuild_store(cx: Cortex, store: Store) -> RebuildReport:
     """Drop and rebuild the derived indexes of one store (FTS5, vec0, centrality)."""
-    before = lifecycle_sql.read_state_digest(store)
-    report = RebuildReport(store.scope, before.digest, "", before.memories, before.edges, False)
+    # Both digests inside the write transaction: other sessions may write before and after it,
+    # and --verify must compare the state the rebuild started from with what it left.
     with store.transaction():
+        before = lifecycle_sql.read_state_digest(store)
+        report = RebuildReport(store.scope, before.digest, "", before.memories, before.edges, False)
         store.rebuild_fts()
         if store.vectors:
             _rebuild_vectors(cx, store, report)
@@ -66,8 +68,8 @@ def rebuild_store(cx: Cortex, store: Store) -> RebuildReport:
             report.notes.append("vector search is unavailable in this Python; vec0 indexes left as they are")
         store.write_centrality({})
         refresh_centrality(store)
-    report.fts_ok = lifecycle_sql.check_fts(store)
-    report.after = lifecycle_sql.read_state_digest(store).digest
+        report.fts_ok = lifecycle_sql.check_fts(store)
+        report.after = lifecycle_sql.read_state_digest(store).digest
     if report.vectors_pending:
         report.notes.append(f"{report.vectors_pending} memories have no vector: run `cortex backfill`")
     return report

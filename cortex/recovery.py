@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from cortex.core.digest import StateDigest
 from cortex.core.model import Scope
 from cortex.engine import Cortex
-from cortex.errors import NotFound
+from cortex.errors import NotACortexStore, NotFound
 from cortex.shell import checkpoint, lifecycle_sql, migrations
 from cortex.shell.store import Store
+
+log = logging.getLogger("cortex.recovery")
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +24,7 @@ class RestoreReport:
     restored: tuple[checkpoint.Checkpoint, ...]
     digests: dict[str, str] = field(default_factory=dict)  # checkpoint name -> digest after
     safety: tuple[checkpoint.Checkpoint, ...] = ()  # taken just before restoring
+    set_aside: tuple[Path, ...] = ()  # damaged store files moved out of the way (never deleted)
 
     @property
     def exact(self) -> bool:
@@ -35,17 +41,63 @@ def list_all_checkpoints(cx: Cortex) -> list[checkpoint.Checkpoint]:
     return sorted(found, key=lambda c: c.created, reverse=True)
 
 
-def _store_for(cx: Cortex, cp: checkpoint.Checkpoint) -> Store:
+def _scope_of(cx: Cortex, cp: checkpoint.Checkpoint) -> Scope:
     for scope in (Scope.PROJECT, Scope.GLOBAL):
         if checkpoint.checkpoint_dir(cx.store_path(scope)) == cp.path.parent and cp.name.startswith(
             cx.store_path(scope).stem + "-"
         ):
-            return cx.write_store(scope)
+            return scope
     raise NotFound(f"checkpoint {cp.name} belongs to no store of this project", "")
 
 
-def _restore_one(cx: Cortex, cp: checkpoint.Checkpoint) -> tuple[checkpoint.Checkpoint, StateDigest]:
-    store = _store_for(cx, cp)
+def _newer_schema(path: Path) -> bool:
+    """True when the file is a cortex store of a newer schema (restoring would downgrade it)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0]) > migrations.LATEST_VERSION
+        finally:
+            conn.close()
+    except Exception:
+        return False
+
+
+def _set_aside(path: Path, stamp: str) -> list[Path]:
+    """Rename a damaged store (and its -wal/-shm) out of the way; it is kept, never deleted."""
+    moved = []
+    for suffix in ("", "-wal", "-shm"):
+        src = path.with_name(path.name + suffix)
+        if src.exists():
+            dst = path.with_name(f"{path.name}.damaged-{stamp}{suffix}")
+            src.replace(dst)
+            moved.append(dst)
+    return moved
+
+
+def _store_for(cx: Cortex, cp: checkpoint.Checkpoint, moved: list[Path]) -> Store:
+    """The store a checkpoint restores into; a corrupt store (the reason to restore) is moved
+    aside first, since it cannot be opened to receive the checkpoint."""
+    scope = _scope_of(cx, cp)
+    try:
+        return cx.write_store(scope)
+    except NotACortexStore as exc:
+        path = cx.store_path(scope)
+        if _newer_schema(path):
+            raise
+        with contextlib.suppress(OSError):
+            moved.extend(_set_aside(path, cx.now().strftime("%Y%m%dT%H%M%S")))
+        if not moved:
+            raise
+        log.warning("%s could not be opened (%s); moved aside to %s", path, exc.message, moved[0])
+        return cx.write_store(scope)
+
+
+def _restore_one(
+    cx: Cortex, cp: checkpoint.Checkpoint, moved: list[Path]
+) -> tuple[checkpoint.Checkpoint, StateDigest]:
+    store = _store_for(cx, cp, moved)
     now = cx.now()
     safety = checkpoint.write_checkpoint(
         store,
@@ -69,8 +121,9 @@ def restore(cx: Cortex, ref: str) -> RestoreReport:
     """Restore one checkpoint by name (`cortex restore NAME`); a safety checkpoint comes first."""
     paths = [cx.store_path(Scope.PROJECT), cx.store_path(Scope.GLOBAL)]
     cp = checkpoint.find_checkpoint(paths, ref)
-    safety, after = _restore_one(cx, cp)
-    return RestoreReport((cp,), {cp.name: after.digest}, (safety,))
+    moved: list[Path] = []
+    safety, after = _restore_one(cx, cp, moved)
+    return RestoreReport((cp,), {cp.name: after.digest}, (safety,), tuple(moved))
 
 
 def last_consolidation(cx: Cortex) -> list[checkpoint.Checkpoint]:
@@ -92,9 +145,11 @@ def rollback(cx: Cortex) -> RestoreReport:
             f"the last consolidation ({chosen[0].name}) was already rolled back",
             "restore an older state explicitly with `cortex restore NAME` (see `--list`)",
         )
-    digests, safety = {}, []
+    digests: dict[str, str] = {}
+    safety: list[checkpoint.Checkpoint] = []
+    moved: list[Path] = []
     for cp in chosen:
-        taken, after = _restore_one(cx, cp)
+        taken, after = _restore_one(cx, cp, moved)
         digests[cp.name] = after.digest
         safety.append(taken)
-    return RestoreReport(tuple(chosen), digests, tuple(safety))
+    return RestoreReport(tuple(chosen), digests, tuple(safety), tuple(moved))

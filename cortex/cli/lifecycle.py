@@ -300,5 +300,7 @@ def restore(ctx: click.Context, checkpoint: str | None, list_only: bool, yes: bo
             click.echo(f"Restored {cp.name} ({'exact' if report.exact else 'digest DIFFERS'}).")
         for cp in report.safety:
             click.echo(f"The state before it is kept as {cp.name}.")
+        for moved in report.set_aside[:1]:
+            click.echo(f"The damaged store could not be opened; it was moved aside to {moved}.")
     if not report.exact:
         ctx.exit(1)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,7 @@ log = logging.getLogger("cortex.db")
 
 APPLICATION_ID = 0x63727478  # "crtx": marks a file as a cortex store
 SQLITE_MAGIC = b"SQLite format 3\x00"
+MIN_FREE_BYTES = 1_000_000  # below this, an I/O error on the store's disk is taken as "disk full"
 BUSY_TIMEOUT_MS = 30_000  # several sessions write at once; waiting beats "database is locked"
 
 
@@ -69,11 +72,25 @@ def is_sqlite_busy(exc: BaseException) -> bool:
     return "locked" in str(exc).lower() or "busy" in str(exc).lower()
 
 
+def _io_error_of_full_disk(low: str, path: Path) -> bool:
+    """SQLite reports a full disk met while growing its -shm/-wal files as a plain I/O error."""
+    if "disk i/o error" not in low:
+        return False
+    try:
+        return shutil.disk_usage(path if path.is_dir() else path.parent).free < MIN_FREE_BYTES
+    except OSError:
+        return False
+
+
 def translate(exc: BaseException, path: Path) -> StoreError:
     """Turn a driver or OS error into a StoreError that names the fix."""
     text = str(exc)
     low = text.lower()
-    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "disk is full" in low:
+    if (
+        (isinstance(exc, OSError) and exc.errno == errno.ENOSPC)
+        or "disk is full" in low
+        or _io_error_of_full_disk(low, path)
+    ):
         return StoreError(
             f"the disk holding {path} is full; nothing was written",
             "free some disk space and retry",
@@ -146,11 +163,28 @@ def apply_pragmas(conn: Connection) -> None:
     """WAL, NORMAL sync, foreign keys; the WAL switch happens once per file and is persistent."""
     if conn.readonly:
         return
-    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    if str(mode).lower() != "wal":
-        conn.execute("PRAGMA journal_mode = WAL")
+    _switch_to_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
+
+
+def _switch_to_wal(conn: Connection) -> None:
+    """Put the file in WAL mode. SQLite answers a journal-mode change that races another
+    connection with an immediate "database is locked" (the busy timeout does not apply), so
+    retry until it holds or the busy timeout is spent."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause_s = 0.005
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as exc:
+            if not is_sqlite_busy(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause_s)
+        pause_s = min(pause_s * 2, 0.1)
 
 
 @contextlib.contextmanager

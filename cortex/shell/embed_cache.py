@@ -35,10 +35,7 @@ def text_sha256(text: str) -> str:
 
 def _select_sql(n: int) -> str:
     marks = ", ".join("?" * n)
-    return (
-        "SELECT text_sha256, dim, vector FROM embeddings "
-        f"WHERE embedder = ? AND text_sha256 IN ({marks})"
-    )
+    return f"SELECT text_sha256, dim, vector FROM embeddings WHERE embedder = ? AND text_sha256 IN ({marks})"
 
 
 class EmbeddingCache:
@@ -48,9 +45,7 @@ class EmbeddingCache:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
-            )
+            self._conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -84,8 +79,7 @@ class EmbeddingCache:
         with self._conn:
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.executemany(
-                "INSERT OR REPLACE INTO embeddings (embedder, text_sha256, dim, vector) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO embeddings (embedder, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
                 rows,
             )
 

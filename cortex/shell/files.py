@@ -71,9 +71,7 @@ else:
 
 
 @contextlib.contextmanager
-def file_lock(
-    path: Path, *, blocking: bool = True, timeout_s: float | None = None
-) -> Iterator[None]:
+def file_lock(path: Path, *, blocking: bool = True, timeout_s: float | None = None) -> Iterator[None]:
     """An exclusive advisory lock on `path` (created if needed); released even if the holder dies.
 
     Non-blocking: raises LockBusy at once. With `timeout_s`: polls, then raises LockBusy.

@@ -155,16 +155,17 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
 LATEST_VERSION = len(MIGRATIONS)
 
 
-def _has_tables(conn: Connection) -> bool:
-    row = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()
-    return bool(row[0])
-
-
 def check_identity(conn: Connection) -> int:
     """Return the schema version of a cortex store; refuse foreign or newer files without writing."""
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    if app_id == 0 and not _has_tables(conn):
+    # One statement, so one snapshot: read separately, a store another process is creating can
+    # show its tables but not yet its application id, and look foreign.
+    app_id, version, tables = conn.execute(
+        "SELECT (SELECT application_id FROM pragma_application_id),"
+        " (SELECT user_version FROM pragma_user_version),"
+        " (SELECT count(*) FROM sqlite_master WHERE type = 'table')"
+    ).fetchone()
+    version = int(version)
+    if app_id == 0 and not tables:
         return 0
     if app_id != APPLICATION_ID:
         raise NotACortexStore(

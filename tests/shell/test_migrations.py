@@ -103,12 +103,16 @@ def test_a_failing_migration_leaves_the_previous_version_intact(
         conn.close()
 
 
-def test_two_processes_migrating_at_once_both_succeed(tmp_path: Path) -> None:
-    path = tmp_path / "race.db"
+@pytest.mark.parametrize("attempt", range(8))
+def test_two_processes_migrating_at_once_both_succeed(tmp_path: Path, attempt: int) -> None:
+    # Each attempt races fresh openers on a new file: the window is a few microseconds wide.
+    path = tmp_path / f"race{attempt}.db"
     errors: list[BaseException] = []
+    start = threading.Barrier(4)
 
     def open_store() -> None:
         try:
+            start.wait(10)
             Store.open(path, Scope.PROJECT).close()
         except BaseException as exc:
             errors.append(exc)

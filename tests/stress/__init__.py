@@ -1,0 +1,1 @@
+"""Proof under stress: concurrency, crashes, hostile input, secrets, damaged environments."""
