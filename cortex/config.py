@@ -43,7 +43,7 @@ class Settings:
     reranker_dir: str = ""  # cached FlashRank model directory; empty = <CORTEX_HOME>/models/flashrank
     # extraction (SPEC §3)
     llm_extraction: bool = True  # only used when ANTHROPIC_API_KEY is set
-    llm_model: str = "claude-haiku-4-5"
+    llm_model: str = "claude-haiku-5-5"
     llm_daily_cap_usd: float = 0.15
     llm_timeout_s: float = 20.0
     include_sidechains: bool = False

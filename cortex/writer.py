@@ -33,15 +33,16 @@ from cortex.core.text import (
     word_set,
 )
 from cortex.core.transcript_model import Role
-from cortex.engine import Cortex, new_id
+from cortex.engine import Cortex, looks_like_id, new_id
 from cortex.errors import InputError
-from cortex.shell import vectors
 from cortex.shell.store import Store
 
 log = logging.getLogger("cortex.writer")
 
 MAX_CONTENT_CHARS = 20_000  # a memory is a note, not a file; code goes through index-code
 NEIGHBOURS = 8
+HINT_STRENGTH = 0.5  # a model's guess at a link, below the gate's own relates_to edges
+HINT_MIN_OVERLAP = 0.2  # a hint described in words must share this much vocabulary with its match
 GLOBAL_SCOPE_MIN_CONFIDENCE = 0.8
 DEFAULT_PRIORITY = {
     MemoryType.ARCHITECTURE: 7,
@@ -218,7 +219,46 @@ def _apply(
             continue
         store.upsert_edge(Edge(src, pe.target, pe.type, pe.strength, pe.status, now), cx.actor, now)
         edges += 1
+    for other, edge_type in _hinted_edges(store, cand, target):
+        store.upsert_edge(
+            Edge(target, other, edge_type, HINT_STRENGTH, EdgeStatus.SUGGESTED, now), cx.actor, now
+        )
+        edges += 1
     return action, memory, edges
+
+
+def _hinted_edges(store: Store, cand: Candidate, target: str) -> list[tuple[str, EdgeType]]:
+    """The memories an extractor's edge hints name (by id, else by their best text match).
+
+    Hints come from a model, so they only ever become `suggested` links for the user to review,
+    and never `supersedes` (a human decision)."""
+    out: dict[str, EdgeType] = {}
+    for ref, edge_type in cand.edge_hints:
+        if edge_type == EdgeType.SUPERSEDES or not ref.strip():
+            continue
+        found = store.get(ref.strip().lower()) if looks_like_id(ref) else None
+        if found is None:
+            match = query.fts_match_sql(ref)
+            ranked = store.fts_search(match, 1, ("active",)) if match else []
+            best = store.get(ranked[0][0]) if ranked else None
+            if best is not None and jaccard(word_set(ref), word_set(best.content)) >= HINT_MIN_OVERLAP:
+                found = best
+        if found is not None and found.id != target:
+            out.setdefault(found.id, edge_type)
+    return list(out.items())
+
+
+def candidate_scope(cand: Candidate) -> Scope:
+    """The store a candidate belongs in: global only when the extractor is confident it is not
+    project-specific."""
+    if cand.scope == Scope.GLOBAL or cand.global_confidence >= GLOBAL_SCOPE_MIN_CONFIDENCE:
+        return Scope.GLOBAL
+    return Scope.PROJECT
+
+
+def _redacted(cand: Candidate) -> Candidate:
+    red = redact(cand.content)
+    return replace(cand, content=normalize_text(red.text), summary=redact(cand.summary).text)
 
 
 def write_candidate(
@@ -230,16 +270,11 @@ def write_candidate(
     embedder: Any = None,
 ) -> WriteOutcome:
     """Redact, gate and store one candidate; embed it when an embedder is given."""
-    red = redact(cand.content)
-    cand = replace(cand, content=normalize_text(red.text), summary=redact(cand.summary).text)
+    cand = _redacted(cand)
     if not cand.content:
         raise InputError("nothing left to store after removing private and secret text", "")
     if scope is None:
-        scope = (
-            Scope.GLOBAL
-            if cand.scope == Scope.GLOBAL or cand.global_confidence >= GLOBAL_SCOPE_MIN_CONFIDENCE
-            else Scope.PROJECT
-        )
+        scope = candidate_scope(cand)
     store = cx.write_store(scope)
     chash = content_hash(cand.content)
     neighbours = _neighbours(store, cand)
@@ -262,25 +297,36 @@ def write_candidate(
     return WriteOutcome(action, memory, scope, plan.reason, edges, embedded)
 
 
+def write_batch(cx: Cortex, store: Store, items: Sequence[tuple[Candidate, Source]]) -> list[WriteOutcome]:
+    """Redact, gate and apply candidates in order, inside the caller's open transaction on `store`.
+
+    Nothing is embedded: the worker commits a chunk's candidates together with its transcript
+    cursor (so a kill -9 leaves both or neither) and embeds after the commit. Candidates left
+    empty by redaction are dropped.
+    """
+    now = cx.now()
+    out = []
+    for cand, source in items:
+        cand = _redacted(cand)
+        if not cand.content:
+            continue
+        exact = store.by_hash(content_hash(cand.content))
+        plan = gate.plan_write(cand, exact=exact, neighbours=_neighbours(store, cand))
+        action, memory, edges = _apply(cx, store, cand, plan, source, now)
+        out.append(WriteOutcome(action, memory, store.scope, plan.reason, edges))
+    return out
+
+
 def embed_memories(cx: Cortex, store: Store, memories: Sequence[Memory], embedder: Any) -> bool:
     """Embed and store vectors for memories (never code); False when it could not."""
+    from cortex.ingest import write_embeddings  # it imports this module
+
     todo = [m for m in memories if m.type != MemoryType.CODE]
     if not todo or not store.vectors:
         return False
     try:
-        vecs = embedder.embed_documents([memory_text(cx, m.content, m.type, store.scope) for m in todo])
-        rows = store.row_numbers([m.id for m in todo])
-        with store.transaction():
-            table = vectors.ensure_index(store, embedder.key, embedder.dim, cx.now())
-            vectors.write_vectors(
-                store,
-                table,
-                [
-                    (rows[m.id], vectors.pack([float(x) for x in v]))
-                    for m, v in zip(todo, vecs, strict=True)
-                    if m.id in rows
-                ],
-            )
+        # One path for every writer: the memory's vector plus the windows of a long memory.
+        write_embeddings(cx, store, todo, embedder)
         return True
     except Exception as exc:  # the memory is stored; backfill embeds it later
         log.warning("embedding failed, left for backfill: %s", exc)
@@ -413,7 +459,8 @@ def select_for_forget(cx: Cortex, target: str, limit: int) -> list[tuple[Store, 
     try:
         return [cx.find(target)]
     except NotFound:
-        pass
+        if looks_like_id(target):  # a mistyped id must not archive whatever matches its text
+            raise
     from cortex.core.recall import RecallRequest
     from cortex.retrieval import recall
 

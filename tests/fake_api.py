@@ -53,7 +53,7 @@ def message_reply(
             "id": "msg_fake",
             "type": "message",
             "role": "assistant",
-            "model": "claude-haiku-4-5-20251001",
+            "model": "claude-haiku-5-5",
             "content": [{"type": "text", "text": text}],
             "stop_reason": stop_reason,
             "stop_sequence": None,

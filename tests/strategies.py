@@ -22,9 +22,7 @@ EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 
 ids = st.text(alphabet="abcdefghij0123456789", min_size=1, max_size=6)
 
-datetimes = st.integers(min_value=0, max_value=3 * 365 * 86_400).map(
-    lambda s: EPOCH + timedelta(seconds=s)
-)
+datetimes = st.integers(min_value=0, max_value=3 * 365 * 86_400).map(lambda s: EPOCH + timedelta(seconds=s))
 
 # Pieces of FTS5 query syntax and tokenizer edge cases that user text must not smuggle in.
 FTS_SYNTAX = (

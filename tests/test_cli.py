@@ -114,6 +114,12 @@ def test_supersede_and_traverse(project: Path) -> None:
     assert walk.exit_code == 0 and "supersedes" in walk.stdout and old in walk.stdout
     data = json.loads(run(project, "traverse", old, "--json", "--direction", "in").stdout)
     assert data["levels"][0]["nodes"][0]["id"] == new
+    alias = run(project, "traverse", new, "--type", "Replaces", "--json")  # an alias of supersedes
+    assert alias.exit_code == 0 and json.loads(alias.stdout)["levels"][0]["nodes"][0]["id"] == old
+    other = json.loads(run(project, "traverse", new, "--type", "related", "--json").stdout)
+    assert {n["edge"] for level in other["levels"] for n in level["nodes"]} <= {"relates_to"}
+    wrong = run(project, "traverse", new, "--type", "cousin_of")
+    assert wrong.exit_code == 2 and "relates_to" in wrong.stderr
 
 
 def test_status_before_and_after_a_write(project: Path) -> None:
@@ -211,3 +217,24 @@ def test_every_command_documents_itself_and_each_option(name: str) -> None:
             assert meta.split(".")[0].strip("[]") in command.help, f"`cortex {name}` never explains {meta}"
     result = CliRunner().invoke(cli, [name, "--help"])
     assert result.exit_code == 0 and "Usage: cli " not in result.stdout
+
+
+def test_user_changes_reach_a_delivered_briefing_at_once(project: Path) -> None:
+    from cortex.briefing import refresh_briefing
+    from cortex.engine import Cortex
+    from cortex.paths import resolve_paths
+
+    queue_id = remember_id(project, QUEUE, "--type", "decision")
+    with Cortex(resolve_paths(project)) as cx:  # the plugin's worker delivered a briefing once
+        refresh_briefing(cx)
+        rules = cx.paths.rules_file
+    assert QUEUE in rules.read_text()
+    assert run(project, "remember", WAL, "--type", "architecture").exit_code == 0
+    assert WAL in rules.read_text()
+    assert run(project, "forget", queue_id, "--yes").exit_code == 0
+    assert QUEUE not in rules.read_text() and WAL in rules.read_text()
+
+
+def test_a_cli_only_project_gets_no_briefing_files(project: Path) -> None:
+    remember_id(project, QUEUE)
+    assert not (project / ".claude").exists()

@@ -418,6 +418,9 @@ def test_cli_lifecycle_consolidate_rollback_restore(project: Path, monkeypatch: 
     assert out.exit_code == 0 and "merge into 0000000001" in out.output and "absorbs 0000000000" in out.output
     out = run(cli, ["-C", str(project), "consolidate"])  # not a terminal: needs --yes
     assert out.exit_code == 1 and "--yes" in out.output
+    cx = Cortex(resolve_paths(project), Settings(embedder="none"))
+    assert lifecycle_sql.read_state_digest(project_store(cx)).digest == before  # nothing changed yet
+    cx.close()
     out = run(cli, ["-C", str(project), "consolidate", "--yes"])
     assert out.exit_code == 0 and "merged 1 memories into 1" in out.output, out.output
     out = run(cli, ["-C", str(project), "restore", "--list"])

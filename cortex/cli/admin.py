@@ -39,6 +39,21 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
             bar.__exit__(None, None, None)
 
 
+class EdgeTypeParam(click.ParamType):
+    """An edge type by name or common alias (`related` -> `relates_to`)."""
+
+    name = "edge type"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """The canonical edge type name, or a usage error listing the valid ones."""
+        from cortex.core.graph import normalize_edge_type
+
+        found = normalize_edge_type(str(value))
+        if found is None:
+            self.fail(f"{value!r} is not a link type; use one of: {', '.join(EDGE_TYPES)}", param, ctx)
+        return found.value
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.pass_context
@@ -139,9 +154,9 @@ def backfill(ctx: click.Context, no_export: bool, limit: int | None) -> None:
     "-t",
     "--type",
     "types",
-    type=click.Choice(EDGE_TYPES),
+    type=EdgeTypeParam(),
     multiple=True,
-    help="Only follow edges of this type (repeatable).",
+    help="Only follow edges of this type (repeatable; aliases such as `related` work).",
 )
 @click.option(
     "--direction",

@@ -107,10 +107,21 @@ def remember(
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
         supersedes=supersedes,
     )
+    _refresh_delivered_briefing(cx)
     if as_json:
         echo_json(writer.outcome_dict(outcome))
         return
     click.echo(writer.describe_outcome(outcome))
+
+
+def _refresh_delivered_briefing(cx: Cortex) -> None:
+    """Keep a briefing already delivered to this project current after a user's change.
+
+    Only where the plugin has written one: a CLI-only user gets no new files in the project."""
+    if cx.paths.rules_file.exists() or cx.paths.briefing_dir.exists():
+        from cortex.briefing import refresh_briefing
+
+        refresh_briefing(cx)
 
 
 @cli.command()
@@ -166,14 +177,14 @@ def recall(
     nothing is relevant enough, it says "Nothing relevant in memory" rather than guess.
     Each result shows its id (for `cortex get`/`forget`), type, date, branch and source.
     """
-    from cortex.core.recall import RecallRequest
-    from cortex.core.render import render_recall
-    from cortex.retrieval import recall as run_recall
-
     cx = _cx(ctx)
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty")
+    from cortex.core.recall import RecallRequest
+    from cortex.core.render import render_recall
+    from cortex.retrieval import recall as run_recall
+
     req = RecallRequest(
         text=text,
         limit=limit or cx.settings.recall_limit,
@@ -297,6 +308,7 @@ def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int) -
             )
         click.confirm("Archive these memories?", abort=True)
     done = writer.forget(cx, chosen)
+    _refresh_delivered_briefing(cx)
     click.echo(f"Archived {len(done)} memor{'y' if len(done) == 1 else 'ies'}.")
 
 
@@ -312,5 +324,7 @@ def supersede(ctx: click.Context, new_id: str, old_id: str) -> None:
     """
     from cortex import writer
 
-    new, old = writer.supersede(_cx(ctx), new_id, old_id)
+    cx = _cx(ctx)
+    new, old = writer.supersede(cx, new_id, old_id)
+    _refresh_delivered_briefing(cx)
     click.echo(f"{old.id} is now superseded by {new.id}.")

@@ -45,6 +45,7 @@ MARKERS: tuple[Marker, ...] = (
        _D, 0.65, "decision"),
     _m(r"\b(?:we'll|we will|we're going to|let's) (?:use|adopt|switch to|stick with)\b",
        _D, 0.6, "decision"),
+    _m(r"\b(?:we|i)(?:'ve| have)? (?:chose|chosen|picked|selected)\b", _D, 0.6, "decision"),
     _m(r"\bsettled on\b|\bopted (?:for|to)\b|\bchose\b.{1,60}\bover\b|\bin favou?r of\b",
        _D, 0.65, "decision"),
     _m(r"\binstead of\b.{1,80}\bbecause\b|\bprefer(?:red)?\b.{1,60}\bover\b",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -40,6 +41,16 @@ def test_estimate_tokens_examples(text: str, expected: int) -> None:
     assert estimate_tokens(text) == expected
 
 
+@given(st.text())
+def test_estimate_tokens_counts_ascii_characters_one_by_one(text: str) -> None:
+    # The fast ASCII count must agree with the definition: a quarter token per ASCII character.
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    chars = ascii_chars / 4 + (len(text) - ascii_chars)
+    words = len(re.findall(r"[^\W_]+", text)) * 4 / 3
+    expected = max(1, math.floor(max(chars, words) + 0.5)) if text else 0
+    assert estimate_tokens(text) == expected
+
+
 @given(st.text(), st.text())
 def test_estimate_tokens_is_monotone_in_appended_text(head: str, tail: str) -> None:
     assert estimate_tokens(head + tail) >= estimate_tokens(head)
@@ -59,9 +70,7 @@ def test_pack_is_first_fit_in_order() -> None:
 
 
 @given(st.lists(st.integers(0, 50)), st.integers(-10, 200))
-def test_pack_never_exceeds_budget_and_leaves_no_fitting_item(
-    costs: list[int], budget: int
-) -> None:
+def test_pack_never_exceeds_budget_and_leaves_no_fitting_item(costs: list[int], budget: int) -> None:
     items = _items("t", costs)
     packed = pack(items, _cost, budget)
     assert packed.used == sum(c for *_, c in packed.kept) <= max(budget, 0)
@@ -165,6 +174,4 @@ def test_truncation_note() -> None:
     assert truncation_note(0) == ""
     assert truncation_note(-3) == ""
     assert truncation_note(1) == "… 1 more memory not shown; use /recall <topic> to search it."
-    assert truncation_note(12) == (
-        "… 12 more memories not shown; use /recall <topic> to search them."
-    )
+    assert truncation_note(12) == ("… 12 more memories not shown; use /recall <topic> to search them.")

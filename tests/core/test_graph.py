@@ -183,9 +183,7 @@ def test_pagerank_follows_strength_and_ignores_the_unreachable() -> None:
 
 
 @given(graphs(), st.floats(0.05, 1.0), st.integers(0, 40))
-def test_pagerank_is_a_distribution(
-    graph: tuple[list[str], list[Edge]], alpha: float, iters: int
-) -> None:
+def test_pagerank_is_a_distribution(graph: tuple[list[str], list[Edge]], alpha: float, iters: int) -> None:
     nodes, edges = graph
     seeds = {nodes[0]: 1.0, nodes[-1]: 0.5}
     ranks = personalized_pagerank(seeds, edges, alpha=alpha, iters=iters)

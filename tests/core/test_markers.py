@@ -33,6 +33,7 @@ def lexical(*messages: Message, words: frozenset[str] = frozenset()) -> list[Can
     ("sentence", "role", "expected"),
     [
         ("We decided to store offsets in bytes because JSONL lines are UTF-8.", A, DEC),
+        ("We chose Postgres advisory locks for the job queue.", U, DEC),
         ("Let's go with sqlean.py since the pyenv Python cannot load extensions.", U, DEC),
         ("We settled on FTS5 with a trigram tokenizer for code search.", A, DEC),
         ("We chose ONNX over torch for queries because import takes 5.6 s.", A, DEC),

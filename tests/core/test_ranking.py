@@ -109,9 +109,7 @@ def test_recency_halves_every_half_life() -> None:
 
 
 @given(datetimes, datetimes, st.floats(0.01, 1000))
-def test_recency_is_in_unit_range_and_decreasing_with_age(
-    a: datetime, b: datetime, half_life: float
-) -> None:
+def test_recency_is_in_unit_range_and_decreasing_with_age(a: datetime, b: datetime, half_life: float) -> None:
     older, newer = sorted([a, b])
     now = EPOCH + timedelta(days=2000)
     low, high = score_recency(older, now, half_life), score_recency(newer, now, half_life)

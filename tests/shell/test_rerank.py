@@ -147,6 +147,7 @@ def test_the_default_folder_is_under_cortex_home(project: Path, cortex_home: Pat
 
 
 def test_an_incomplete_folder_is_reported_and_left_alone(project: Path, tmp_path: Path) -> None:
+    pytest.importorskip("flashrank", reason="the rerank extra (flashrank) is not installed")
     cache = tmp_path / "cache"
     folder = dummy_model(cache / MODEL)
     (folder / MODEL_FILES[MODEL]).unlink()
