@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -10,10 +11,26 @@ _WS = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # category Cc except \t and \n
+
+
+def _drop_other_chars(text: str) -> str:
+    """Remove every category-C character except newline and tab.
+
+    Every category-C character is non-printable, so printable text (most of it) skips the
+    per-character walk; the walk is kept for what is left after the ASCII controls go.
+    """
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    text = _ASCII_CONTROL.sub("", text)
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(ch for ch in text if ch in "\n\t" or not unicodedata.category(ch).startswith("C"))
+
+
 def normalize_text(text: str) -> str:
     """NFC-normalise, drop NULs and control characters (keep newlines/tabs), trim trailing space."""
-    text = unicodedata.normalize("NFC", text.replace("\x00", ""))
-    text = "".join(ch for ch in text if ch in "\n\t" or not unicodedata.category(ch).startswith("C"))
+    text = _drop_other_chars(unicodedata.normalize("NFC", text.replace("\x00", "")))
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
@@ -28,8 +45,10 @@ def words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
+@functools.lru_cache(maxsize=2048)
 def word_set(text: str) -> frozenset[str]:
-    """Distinct lowercased words, for cheap Jaccard similarity."""
+    """Distinct lowercased words, for cheap Jaccard similarity (cached: the write gate asks
+    for the same neighbours' sets over and over)."""
     return frozenset(words(text))
 
 
