@@ -31,7 +31,7 @@ class Settings:
     recall_limit: int = 8
     recall_budget_tokens: int = 2000
     recall_abstain_floor: float = 0.0  # 0 = calibrated default in core.recall
-    recall_mmr_lambda: float = 0.7
+    recall_mmr_lambda: float = 1.0  # 1 = no MMR (measured best); below 1 trades relevance for diversity
     recall_candidates: int = 50
     # embeddings
     embedder: str = "local"  # local | voyage | none

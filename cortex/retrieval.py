@@ -47,6 +47,21 @@ class RecallResult:
     evidence: dict[str, float | None] = field(default_factory=dict)  # what the floors were applied to
 
 
+def render_result(result: RecallResult) -> str:
+    """The text a person (or the model, through the skill) reads for a recall."""
+    from cortex.core.render import render_recall
+
+    return render_recall(
+        result.query,
+        result.hits,
+        mode=result.mode,
+        notes=result.notes,
+        abstained=result.abstained,
+        reason=result.reason,
+        dropped=result.dropped_by_budget,
+    )
+
+
 def _expand(stores: Sequence[Store], plan: RecallPlan, got: Gathered) -> list[Hit]:
     """Attach raw code (`source_of`) and related memories to depth 2 ("see also")."""
     by_scope = {s.scope: s for s in stores}
@@ -161,8 +176,10 @@ def _with_rerank(
 def default_params(cx: Cortex) -> RecallParams:
     """The recall parameters for people: settings applied, hits without evidence left out."""
     floor = cx.settings.recall_abstain_floor
+    mmr_lambda = cx.settings.recall_mmr_lambda
     return RecallParams(
-        mmr_lambda=cx.settings.recall_mmr_lambda,
+        use_mmr=mmr_lambda < 1.0,
+        mmr_lambda=mmr_lambda,
         trim_weak_hits=True,
         vector_floor=floor if floor > 0 else DEFAULT_VECTOR_FLOOR,
     )

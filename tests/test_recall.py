@@ -23,7 +23,7 @@ from cortex.core.model import MemoryType, Scope, Source, Status
 from cortex.core.recall import RecallParams, RecallRequest
 from cortex.engine import Cortex, EmbedderChoice
 from cortex.paths import Paths, resolve_paths
-from cortex.retrieval import recall
+from cortex.retrieval import default_params, recall
 from cortex.shell import vec
 from tests.fakes import FakeEmbedder
 from tests.strategies import fts_text
@@ -327,7 +327,6 @@ def test_cli_remember_then_recall_finds_a_paraphrase_and_abstains_on_the_unrelat
 
 def test_the_abstain_floor_setting_sets_the_vector_floor(project: Path) -> None:
     from cortex.core.recall import DEFAULT_VECTOR_FLOOR
-    from cortex.retrieval import default_params
 
     for setting, floor in ((0.0, DEFAULT_VECTOR_FLOOR), (0.45, 0.45)):
         cx = Cortex(resolve_paths(project), Settings(recall_abstain_floor=setting))
@@ -364,3 +363,14 @@ def test_the_pending_note_follows_the_store_between_recalls(project: Path) -> No
         assert any(n.startswith("1 memories are not embedded") for n in after.notes), after.notes
     finally:
         cx.close()
+
+
+@pytest.mark.parametrize(("setting", "mmr_on"), [(1.0, False), (0.5, True)])
+def test_mmr_is_on_only_below_one(project: Path, setting: float, mmr_on: bool) -> None:
+    cx = Cortex(resolve_paths(project), Settings(embedder="none", recall_mmr_lambda=setting))
+    try:
+        params = default_params(cx)
+    finally:
+        cx.close()
+    assert params.use_mmr is mmr_on
+    assert params.mmr_lambda == setting

@@ -47,7 +47,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "- keyword search (vector only)": {"use_lexical": False},
     "- chunk vectors (first window only)": {"use_chunks": False},
     "+ query prefix `[project:x]` (off by default)": {"query_prefix": True},
-    "- intent weights (plain for all)": {"use_intent": False},
+    "+ intent weights (off by default)": {"use_intent": True},
     "- time signal (recency / named period)": {"use_recency": False},
     "+ MMR diversity, lambda 0.7 (off by default)": {"use_mmr": True},
     "+ MMR, near-duplicates only (threshold 0.9)": {"use_mmr": True, "mmr_threshold": 0.9},
@@ -55,7 +55,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "+ graph expansion, PPR (off by default)": {"use_graph": True},
     "+ query expansion, vector PRF (off by default)": {"use_prf": True},
     "- priority/confidence signal": {"use_priority": False},
-    "- centrality signal": {"use_centrality": False},
+    "+ centrality signal (off by default)": {"use_centrality": True},
 }
 
 # Per protocol: (question set, metrics) that the acceptance criteria name.

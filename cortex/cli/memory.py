@@ -171,8 +171,9 @@ def recall(
 ) -> None:
     """Search both stores for QUERY, by keywords and by meaning.
 
-    Results are ranked by fused keyword and meaning similarity, recency, priority and links
-    between memories; near-duplicates are folded; raw code linked to a hit is attached.
+    Results are ranked by fused keyword and meaning similarity, the time the question names
+    (or recency), priority and confidence, and memories from the same session; raw code
+    linked to a hit is attached.
     Without an embedding model the search is keyword-only and the output says so. When
     nothing is relevant enough, it says "Nothing relevant in memory" rather than guess.
     Each result shows its id (for `cortex get`/`forget`), type, date, branch and source.
@@ -182,8 +183,8 @@ def recall(
     if not text:
         raise click.UsageError("QUERY is empty")
     from cortex.core.recall import RecallRequest
-    from cortex.core.render import render_recall
     from cortex.retrieval import recall as run_recall
+    from cortex.retrieval import render_result
 
     req = RecallRequest(
         text=text,
@@ -220,17 +221,7 @@ def recall(
             }
         )
         return
-    click.echo(
-        render_recall(
-            result.query,
-            result.hits,
-            mode=result.mode,
-            notes=result.notes,
-            abstained=result.abstained,
-            reason=result.reason,
-            dropped=result.dropped_by_budget,
-        )
-    )
+    click.echo(render_result(result))
 
 
 @cli.command()

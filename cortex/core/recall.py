@@ -50,13 +50,13 @@ class RecallParams:
     use_vector: bool = True  # vector KNN candidates
     use_chunks: bool = True  # extra vectors of long memories' later windows, max-pooled
     query_prefix: bool = False  # embed the query with the `[project:x]` prefix (measured: hurts)
-    use_intent: bool = True  # intent-specific fusion weights (else the plain row for all)
+    use_intent: bool = False  # intent-specific fusion weights (measured: no gain, LoCoMo-session MRR -0.07)
     use_recency: bool = True  # time signal: closeness to a named period, else freshness
     recency_half_life_days: float = RECENCY_HALF_LIFE_DAYS
     window_weight: float = 0.5
     window_half_life_days: float = WINDOW_HALF_LIFE_DAYS
     use_priority: bool = True
-    use_centrality: bool = True
+    use_centrality: bool = False  # in-degree centrality as a signal (measured: no gain)
     use_session: bool = True  # siblings from one session vouch for each other
     session_weight: float = 0.3
     use_graph: bool = False  # personalized PageRank from first-pass hits (measured: no gain)
