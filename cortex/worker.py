@@ -11,6 +11,7 @@ saw the lock held counted on this worker to take its entry.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from dataclasses import dataclass, field
@@ -63,17 +64,21 @@ def run(
         return report
     kept: set[Path] = set()
     while True:
-        try:
-            with file_lock(store_dir / LOCK_FILE, blocking=False):
-                context = cx or Cortex(paths, actor="worker")
-                try:
-                    _drain(context, report, kept, lag_wait_s)
-                finally:
-                    if cx is None:
-                        context.close()
-        except LockBusy:
-            report.busy = report.batches == 0
-            return report
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(file_lock(store_dir / LOCK_FILE, blocking=False))
+            except LockBusy:
+                report.busy = report.batches == 0
+                return report
+            except OSError as exc:  # e.g. a read-only .memory/: the queue stays for a later run
+                log.warning("cannot take the worker lock in %s (%s); nothing captured", store_dir, exc)
+                return report
+            context = cx or Cortex(paths, actor="worker")
+            try:
+                _drain(context, report, kept, lag_wait_s)
+            finally:
+                if cx is None:
+                    context.close()
         if once or not set(list_files(store_dir)) - kept:
             return report
 

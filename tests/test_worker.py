@@ -302,6 +302,20 @@ def test_an_unwritable_store_keeps_the_queue_entries_for_later(project: Path) ->
     assert later.actions().get("stored", 0) >= 2 and queue_files(project) == []
 
 
+def test_a_lock_that_cannot_be_taken_keeps_the_queue_for_a_later_run(project: Path) -> None:
+    transcript = write_transcript(project.parent / "t.jsonl", decision_session())
+    queue_stop(project, transcript)
+    lock = project / STORE_DIR / worker.LOCK_FILE
+    lock.unlink(missing_ok=True)
+    lock.mkdir()  # opening it fails with an OSError, as on a read-only or foreign-owned folder
+    report = worker.run(project, lag_wait_s=0.0)
+    assert report.batches == 0 and len(queue_files(project)) == 1
+    assert "cannot take the worker lock" in (project / STORE_DIR / "cortex.log").read_text()
+    lock.rmdir()
+    later = worker.run(project, lag_wait_s=0.0)
+    assert later.actions().get("stored", 0) >= 2 and queue_files(project) == []
+
+
 def test_after_a_batch_the_briefing_and_the_lifecycle_run(project: Path) -> None:
     transcript = write_transcript(project.parent / "t.jsonl", decision_session())
     capture(project, transcript)
