@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.gen_store import build_store
-from benchmarks.latency import Series, _environment, _home_with_model
+from benchmarks.latency import Series, _environment, _home_with_model, publish
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results" / "hooks.md"
@@ -431,9 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         series += measure_worker(small, home, args.turns, 0)
         series += measure_worker(big, home, max(args.turns // 2, 4), args.memories)
     report = render(series, env_lines, python, setup)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report, encoding="utf-8")
-    print(report)
+    publish(report, args.out)
     return 0
 
 

@@ -300,6 +300,13 @@ def render_report(series: Sequence[Series], environment: Sequence[str], runs: in
     return "\n".join(lines)
 
 
+def publish(report: str, out: Path) -> None:
+    """Write a benchmark report (creating its folder) and print it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report, encoding="utf-8")
+    print(report)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: measure every size, write the report."""
     parser = argparse.ArgumentParser(description="Measure cortex recall/remember latency (SPEC §8).")
@@ -322,9 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report, encoding="utf-8")
-    print(report)
+    publish(report, args.out)
     return 0
 
 

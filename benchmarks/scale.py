@@ -49,7 +49,16 @@ from benchmarks.hooks import (
     refresh,
     run_children,
 )
-from benchmarks.latency import QUERIES, REPO, Series, _environment, _home_with_model, _run_child, _timed
+from benchmarks.latency import (
+    QUERIES,
+    REPO,
+    Series,
+    _environment,
+    _home_with_model,
+    _run_child,
+    _timed,
+    publish,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.md"
 SCALE_CACHE = CACHE_DIR / "scale"
@@ -342,9 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(work / f"size-{n}")
     end_load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     report = render(rows, env_lines, store_lines, end_load)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report, encoding="utf-8")
-    print(report)
+    publish(report, args.out)
     return 0
 
 

@@ -168,8 +168,7 @@ def count_leaks(secret: str, places: Mapping[str, list[Path]]) -> dict[str, int]
 def run_demo(base: Path, home: Path, env: Mapping[str, str]) -> DemoResult:
     """Replay the sample session turn by turn (Stop after each), end it, and gather the results."""
     from cortex.core.recall import RecallRequest
-    from cortex.core.render import render_recall
-    from cortex.retrieval import recall
+    from cortex.retrieval import recall, render_result
 
     env = {**env, "CORTEX_HOME": str(home)}
     project = make_project(base)
@@ -210,14 +209,7 @@ def run_demo(base: Path, home: Path, env: Mapping[str, str]) -> DemoResult:
                 counts[kind] = counts.get(kind, 0) + n
         result = recall(cx, RecallRequest(text=RECALL_QUERY, limit=3), record=False)
         note = cx.query_embedder().note if result.mode == "hybrid" else "; ".join(result.notes)
-        shown = render_recall(
-            result.query,
-            result.hits,
-            mode=result.mode,
-            notes=result.notes,
-            abstained=result.abstained,
-            reason=result.reason,
-        )
+        shown = render_result(result)
     memory_dir = project / STORE_DIR
     places = {
         "store": [*memory_dir.glob("cortex.db*"), *home.glob("cortex-global.db*")],
