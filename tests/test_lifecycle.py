@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cortex import lifecycle, recovery
 from cortex.cli import cli
@@ -519,3 +522,30 @@ def test_a_checkpoint_digest_is_of_exactly_what_was_saved(
     finally:
         saved.close()
     assert len(lifecycle_sql.read_all_memories(store)) == 2
+
+
+def _plain_cosine(a: bytes, b: bytes) -> float:
+    x, y = vectors.unpack(a), vectors.unpack(b)
+    dot = sum(p * q for p, q in zip(x, y, strict=True))
+    norm = math.sqrt(sum(p * p for p in x)) * math.sqrt(sum(q * q for q in y))
+    return dot / norm if norm else 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.floats(-4, 4, allow_nan=False, width=32), min_size=6, max_size=6),
+        min_size=2,
+        max_size=8,
+    ),
+    st.data(),
+)
+def test_pair_cosines_match_the_definition(rows: list[list[float]], data: st.DataObject) -> None:
+    rows[0] = [0.0] * 6  # a zero vector has cosine 0 with everything
+    blobs = {f"m{i}": vectors.pack(r) for i, r in enumerate(rows)}
+    ids = sorted(blobs)
+    pair = st.tuples(st.sampled_from(ids), st.sampled_from(ids))
+    pairs = data.draw(st.lists(pair, min_size=1, max_size=12))
+    got = lifecycle._pair_cosines(blobs, pairs)
+    for a, b in pairs:
+        assert got[(a, b)] == pytest.approx(_plain_cosine(blobs[a], blobs[b]), abs=1e-9)
