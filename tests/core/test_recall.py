@@ -246,3 +246,15 @@ def test_hits_are_distinct_known_bounded_and_within_budget(
         assert set(hit_ids) <= listed
     if plan.abstained:
         assert not hit_ids
+
+
+def test_priority_and_confidence_lift_a_memory_over_an_equal_peer() -> None:
+    faded = dataclasses.replace(memory("faded"), confidence=0.35, priority=3)
+    vital = dataclasses.replace(memory("vital"), confidence=0.95, priority=9)
+    got = pool(["faded", "vital"], [("faded", 0.80), ("vital", 0.79)], [faded, vital])
+    req = RecallRequest("q", limit=2)
+    assert ids(plan_recall(req, got, NOW, params=BARE)) == ["faded", "vital"]
+    weighted = dataclasses.replace(BARE, use_priority=True)
+    plan = plan_recall(req, got, NOW, params=weighted)
+    assert ids(plan) == ["vital", "faded"]
+    assert plan.hits[0].signals["priority"] > plan.hits[1].signals["priority"]
