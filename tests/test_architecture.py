@@ -173,6 +173,16 @@ def test_hook_entry_imports_no_heavy_library(module: str) -> None:
     assert not top_level(loaded) & set(HOOK_FORBIDDEN), sorted(top_level(loaded) & set(HOOK_FORBIDDEN))
 
 
+# Not heavy, but slow to import for a hook with a 100 ms budget (dataclasses pulls in inspect,
+# ast and dis: ~15 ms of SessionStart's p95 on a 2-core machine).
+SESSION_START_FORBIDDEN = ("dataclasses", "inspect")
+
+
+def test_the_session_start_path_skips_slow_stdlib_modules() -> None:
+    loaded = modules_after_import("cortex.hooks") | modules_after_import("cortex.session_start")
+    assert not loaded & set(SESSION_START_FORBIDDEN), sorted(loaded & set(SESSION_START_FORBIDDEN))
+
+
 @pytest.mark.parametrize("module", RECALL_MODULES)
 def test_recall_modules_import_no_heavy_library(module: str) -> None:
     loaded = modules_after_import(module)

@@ -12,9 +12,8 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 log = logging.getLogger("cortex.briefing_files")
 
@@ -137,8 +136,8 @@ def ensure_git_exclude(common_dir: Path, entry: str) -> bool:
 
 
 # -- the caches ------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class CachedBriefing:
+# NamedTuples, not dataclasses: the SessionStart hook imports this module (see cortex.paths).
+class CachedBriefing(NamedTuple):
     """A rendered briefing for one (branch, cwd), as SessionStart and `cortex brief` read it."""
 
     branch: str | None  # branch name, or the sha when detached; None outside git
@@ -149,12 +148,11 @@ class CachedBriefing:
     stable: str
     moment: str
     full: str
-    meta: dict[str, Any] = field(default_factory=dict)  # per part: shown, dropped, withheld ...
+    meta: dict[str, Any]  # per part: shown, dropped, withheld ...
     version: int = CACHE_VERSION
 
 
-@dataclass(frozen=True, slots=True)
-class StableRecord:
+class StableRecord(NamedTuple):
     """The blocks cortex wrote into the rules file lately, newest first (shared by every branch).
 
     More than one, because the record is written just before the rules file: a session that
@@ -192,7 +190,7 @@ def _cache_from(data: dict[str, Any] | None) -> CachedBriefing | None:
     # A cache is a hint: anything malformed (hand-edited, another version) reads as absent.
     if not data or data.get("version") != CACHE_VERSION:
         return None
-    fields: dict[str, Any] = {k: data.get(k) for k in CachedBriefing.__dataclass_fields__}
+    fields: dict[str, Any] = {k: data.get(k) for k in CachedBriefing._fields}
     fields["meta"] = fields["meta"] if isinstance(fields["meta"], dict) else {}
     if not all(isinstance(fields[k], str) for k in _STR_FIELDS):
         return None
@@ -221,7 +219,7 @@ def read_latest_cache(briefing_dir: Path, branch: str | None = None) -> CachedBr
 def write_cache(briefing_dir: Path, cached: CachedBriefing) -> Path:
     """Write the (branch, cwd) cache atomically; returns its path. Raises OSError."""
     path = briefing_dir / f"{cache_slug(cached.branch, cached.cwd)}.json"
-    _atomic_write(path, json.dumps(asdict(cached), ensure_ascii=False, indent=1))
+    _atomic_write(path, json.dumps(cached._asdict(), ensure_ascii=False, indent=1))
     return path
 
 
@@ -240,5 +238,5 @@ def write_stable_record(briefing_dir: Path, digest: str | None, written_at: str)
     earlier = previous.digests if previous else ()
     digests = ((digest,) if digest else ()) + tuple(d for d in earlier if d != digest)
     record = StableRecord(digests[:MAX_RECORDED_DIGESTS], written_at)
-    _atomic_write(briefing_dir / STABLE_RECORD, json.dumps(asdict(record)))
+    _atomic_write(briefing_dir / STABLE_RECORD, json.dumps(record._asdict()))
     return record

@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from cortex.core.extract import GitContext
@@ -28,8 +27,8 @@ MAX_GIT_OUTPUT_BYTES = 8_000_000
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
+# NamedTuples, not dataclasses: the SessionStart hook imports this module (see cortex.paths).
+class Commit(NamedTuple):
     """One commit as `git log` reports it."""
 
     sha: str
@@ -37,8 +36,7 @@ class Commit:
     subject: str
 
 
-@dataclass(frozen=True, slots=True)
-class HeadRef:
+class HeadRef(NamedTuple):
     """Where HEAD points: a branch (with its sha when known) or a detached sha; both None outside git."""
 
     branch: str | None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -185,11 +184,11 @@ def cached(
 
 def test_cache_round_trips_per_branch_and_cwd(tmp_path: Path) -> None:
     main, sub, feature = cached(), cached(cwd="pkg/api"), cached(branch="feat/a b")
-    for c in (main, sub, replace(feature, moment="feature moment")):
+    for c in (main, sub, feature._replace(moment="feature moment")):
         write_cache(tmp_path, c)
     assert read_cache(tmp_path, "main", "") == main
     assert read_cache(tmp_path, "main", "pkg/api") == sub
-    assert read_cache(tmp_path, "feat/a b", "") == replace(feature, moment="feature moment")
+    assert read_cache(tmp_path, "feat/a b", "") == feature._replace(moment="feature moment")
     assert read_cache(tmp_path, "other", "") is None
     assert len({cache_slug("main", ""), cache_slug("main", "pkg/api"), cache_slug("main/", "")}) == 3
     assert all("/" not in cache_slug(b, "") for b in ("feat/x", "../../etc", None))
