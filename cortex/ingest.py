@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from cortex import writer
-from cortex.core import gate
 from cortex.core.chunks import plan_chunks
 from cortex.core.model import Candidate, Memory, MemoryType, Scope, Source
-from cortex.core.redact import redact
-from cortex.core.text import content_hash, embedding_text, normalize_text
+from cortex.core.text import embedding_text
 from cortex.engine import Cortex
 from cortex.graphs import refresh_centrality
 from cortex.shell import chunk_vectors, vectors
@@ -46,20 +44,10 @@ class BatchOutcome:
     reason: str
 
 
-def _redacted(cand: Candidate) -> Candidate:
-    red = redact(cand.content)
-    return replace(cand, content=normalize_text(red.text), summary=redact(cand.summary).text)
-
-
 def _write_one(
     cx: Cortex, store: Store, cand: Candidate, item: BatchItem, embedder: Any
 ) -> tuple[str, Memory, str]:
-    exact = store.by_hash(content_hash(cand.content))
-    neighbours = writer._neighbours(store, cand)
-    plan = gate.plan_write(cand, exact=exact, neighbours=neighbours)
-    if plan.needs_cosine and embedder is not None:
-        neighbours = writer._with_cosines(cx, store, cand, neighbours, plan.needs_cosine, embedder)
-        plan = gate.plan_write(cand, exact=exact, neighbours=neighbours)
+    plan = writer.plan_candidate(cx, store, cand, embedder)
     action, memory, _ = writer._apply(cx, store, cand, plan, item.source, item.time)
     return action, memory, plan.reason
 
@@ -78,7 +66,7 @@ def ingest_batch(
     touched: dict[str, Memory] = {}
     with store.transaction():
         for item in items:
-            cand = _redacted(item.candidate)  # once: redaction and normalising cost ~40 ms per 10 kB
+            cand = writer.redacted(item.candidate)  # once: redaction and normalising cost ~40 ms per 10 kB
             if not cand.content:
                 outcomes.append(BatchOutcome("empty", None, "nothing left after redaction"))
                 continue

@@ -256,9 +256,22 @@ def candidate_scope(cand: Candidate) -> Scope:
     return Scope.PROJECT
 
 
-def _redacted(cand: Candidate) -> Candidate:
+def redacted(cand: Candidate) -> Candidate:
+    """The candidate with secrets and private text removed and its content normalised."""
     red = redact(cand.content)
     return replace(cand, content=normalize_text(red.text), summary=redact(cand.summary).text)
+
+
+def plan_candidate(cx: Cortex, store: Store, cand: Candidate, embedder: Any = None) -> gate.WritePlan:
+    """The write gate's plan for a redacted candidate against `store`; with an embedder, the
+    neighbours in the uncertain band are compared by cosine too."""
+    exact = store.by_hash(content_hash(cand.content))
+    neighbours = _neighbours(store, cand)
+    plan = gate.plan_write(cand, exact=exact, neighbours=neighbours)
+    if plan.needs_cosine and embedder is not None:
+        neighbours = _with_cosines(cx, store, cand, neighbours, plan.needs_cosine, embedder)
+        plan = gate.plan_write(cand, exact=exact, neighbours=neighbours)
+    return plan
 
 
 def write_candidate(
@@ -270,7 +283,7 @@ def write_candidate(
     embedder: Any = None,
 ) -> WriteOutcome:
     """Redact, gate and store one candidate; embed it when an embedder is given."""
-    cand = _redacted(cand)
+    cand = redacted(cand)
     if not cand.content:
         raise InputError("nothing left to store after removing private and secret text", "")
     if scope is None:
@@ -307,11 +320,10 @@ def write_batch(cx: Cortex, store: Store, items: Sequence[tuple[Candidate, Sourc
     now = cx.now()
     out = []
     for cand, source in items:
-        cand = _redacted(cand)
+        cand = redacted(cand)
         if not cand.content:
             continue
-        exact = store.by_hash(content_hash(cand.content))
-        plan = gate.plan_write(cand, exact=exact, neighbours=_neighbours(store, cand))
+        plan = plan_candidate(cx, store, cand)
         action, memory, edges = _apply(cx, store, cand, plan, source, now)
         out.append(WriteOutcome(action, memory, store.scope, plan.reason, edges))
     return out
