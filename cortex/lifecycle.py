@@ -144,9 +144,7 @@ def _pair_cosines(
 
     ids = list(blobs)
     row = {mid: i for i, mid in enumerate(ids)}
-    matrix = np.stack([np.frombuffer(blobs[mid], dtype="<f4") for mid in ids]).astype(np.float64)
-    norms = np.linalg.norm(matrix, axis=1)
-    unit = np.divide(matrix, norms[:, None], out=np.zeros_like(matrix), where=norms[:, None] > 0)
+    unit = vectors.unit_rows([blobs[mid] for mid in ids], dtype="float64")
     left = np.fromiter((row[a] for a, _ in pairs), dtype=np.intp, count=len(pairs))
     right = np.fromiter((row[b] for _, b in pairs), dtype=np.intp, count=len(pairs))
     dots = np.einsum("ij,ij->i", unit[left], unit[right])

@@ -70,14 +70,12 @@ def _load(store: Store, table: str, version: tuple[int, int]) -> _Copy | None:
     found = store.conn.execute(f"SELECT rowid, embedding FROM {table}").fetchall()
     rows = np.fromiter((int(r[0]) for r in found), dtype=np.int64, count=len(found))
     if found:
-        matrix = np.frombuffer(b"".join(bytes(r[1]) for r in found), dtype="<f4").reshape(len(found), -1)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        matrix = matrix / np.where(norms > 0, norms, 1.0)
+        from cortex.shell.vectors import unit_rows
+
+        matrix = unit_rows([bytes(r[1]) for r in found])
     else:
         matrix = np.zeros((0, 0), dtype=np.float32)
-    return _Copy(
-        store.conn.raw, version, rows, matrix.astype(np.float32), {int(n): i for i, n in enumerate(rows)}
-    )
+    return _Copy(store.conn.raw, version, rows, matrix, {int(n): i for i, n in enumerate(rows)})
 
 
 def _copy(store: Store, table: str, count_search: bool) -> _Copy | None:

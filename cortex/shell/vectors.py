@@ -6,6 +6,7 @@ import re
 import struct
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from cortex.core.serial import format_time
 from cortex.shell import vector_matrix
@@ -26,6 +27,16 @@ def pack(vector: Sequence[float]) -> bytes:
 def unpack(blob: bytes) -> tuple[float, ...]:
     """Inverse of `pack`."""
     return struct.unpack(f"<{len(blob) // 4}f", blob)
+
+
+def unit_rows(blobs: Sequence[bytes], dtype: str = "float32") -> Any:
+    """Packed vectors (one dimension for all) as a numpy matrix of unit-norm rows in `dtype`;
+    a zero vector stays zero."""
+    import numpy as np
+
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).astype(dtype)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.where(norms > 0, norms, 1.0)).astype(dtype, copy=False)
 
 
 def existing_index(store: Store, embedder_key: str) -> tuple[str, int] | None:
