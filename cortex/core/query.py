@@ -8,10 +8,6 @@ from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 
-# Re-exported: the time-reference parser lived here first.
-from cortex.core.timeref import TimeWindow as TimeWindow
-from cortex.core.timeref import parse_time_window as parse_time_window
-
 # Small on purpose: BM25 already discounts common words; this only stops "what did we do
 # about it" from matching every memory through "what" and "we". Includes the fragments that
 # ASCII apostrophes split contractions into ("don't" -> "don", "t").

@@ -16,14 +16,13 @@ from cortex.core.query import (
     INTENT_WEIGHTS,
     FusionWeights,
     QueryIntent,
-    TimeWindow,
     classify_intent,
     fts_match_all_sql,
     fts_match_sql,
     intent_weights,
     parse_terms,
-    parse_time_window,
 )
+from cortex.core.timeref import TimeWindow, parse_time_window
 from tests.strategies import fts_text
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"  # what the store's FTS table uses

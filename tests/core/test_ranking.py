@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cortex.core.model import Memory, MemoryType, Scope, Source, Status
-from cortex.core.query import TimeWindow
 from cortex.core.ranking import (
     BriefingWeights,
     fuse_rrf,
@@ -22,6 +21,7 @@ from cortex.core.ranking import (
     score_recency,
     score_time_window,
 )
+from cortex.core.timeref import TimeWindow
 from tests.strategies import EPOCH, datetimes, ids, memories, ranked_lists
 
 # --- fuse_rrf --------------------------------------------------------------------------------
