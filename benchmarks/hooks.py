@@ -36,6 +36,7 @@ from typing import Any
 
 from benchmarks.gen_store import build_store
 from benchmarks.latency import Series, _environment, _home_with_model, publish
+from cortex.paths import STORE_DIR, WORKER_LOCK
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results" / "hooks.md"
@@ -221,7 +222,7 @@ def measure_hooks(root: Path, home: Path, python: str, runs: int, size: int, pyc
     out.append(
         hook("UserPromptSubmit, keyword lookup on", "UserPromptSubmit", prompt, CORTEX_USER_PROMPT_SUBMIT="1")
     )
-    with file_lock(root / ".memory" / "worker.lock", blocking=False):  # a worker "runs": hooks only queue
+    with file_lock(root / STORE_DIR / WORKER_LOCK, blocking=False):  # a worker "runs": hooks only queue
         out.append(hook("Stop, worker running (queue only)", "Stop", stop))
         out.append(hook("SessionEnd, worker running (queue only)", "SessionEnd", end))
     for path in (root / ".memory" / "queue").iterdir():
@@ -346,7 +347,7 @@ def hooks_lock(root: Path):  # type: ignore[no-untyped-def]
     """Hold the worker lock while queueing, so the hook does not start its own worker."""
     from cortex.shell.files import file_lock
 
-    return file_lock(root / ".memory" / "worker.lock", blocking=False)
+    return file_lock(root / STORE_DIR / WORKER_LOCK, blocking=False)
 
 
 def _size(n: int) -> str:

@@ -19,12 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from cortex.paths import STORE_DIR, Paths, cortex_home, ensure_store_dir, find_project_root
+from cortex.paths import STORE_DIR, WORKER_LOCK, Paths, cortex_home, ensure_store_dir, find_project_root
 
 log = logging.getLogger("cortex.hooks")
 
 MAX_STDIN_BYTES = 8 * 1024 * 1024
-WORKER_LOCK = "worker.lock"
 GUARD_ENV = "CORTEX_NO_HOOKS"  # set by cortex's own API calls: never re-enter the hooks
 EVENTS = {
     "sessionstart": "SessionStart",

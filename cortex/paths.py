@@ -10,6 +10,7 @@ from typing import NamedTuple
 STORE_DIR = ".memory"
 PROJECT_DB = "cortex.db"
 GLOBAL_DB = "cortex-global.db"
+WORKER_LOCK = "worker.lock"  # in STORE_DIR: held by the running worker; hooks test it
 RULES_FILE = Path(".claude") / "rules" / "cortex-memory.md"
 
 

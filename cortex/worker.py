@@ -21,13 +21,13 @@ from typing import Any
 from cortex.capture import SessionReport, capture_session, read_git_facts
 from cortex.core.model import Memory, Scope
 from cortex.engine import Cortex
-from cortex.paths import STORE_DIR, Paths, cortex_home, ensure_store_dir, find_project_root
+from cortex.paths import STORE_DIR, WORKER_LOCK, Paths, cortex_home, ensure_store_dir, find_project_root
 from cortex.queue import SessionWork, delete_files, list_files, read_work
 from cortex.shell.files import LockBusy, file_lock
 
 log = logging.getLogger("cortex.worker")
 
-LOCK_FILE = "worker.lock"
+LOCK_FILE = WORKER_LOCK
 PENDING_PER_RUN = 32  # older memories without vectors, embedded per run (bounded: a turn stays cheap)
 
 

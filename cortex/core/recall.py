@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from cortex.core import budget, evidence, expand, query, ranking
-from cortex.core.evidence import lexical_coverage as lexical_coverage  # re-exported
 from cortex.core.model import Edge, Memory, Status
 from cortex.core.timeref import parse_time_window
 
