@@ -58,21 +58,35 @@ def nonce_text(rng: random.Random, words: int = 7) -> str:
     return "Decision: " + " ".join(nonce_word(rng) for _ in range(words)) + "."
 
 
-def integrity(db: Path) -> list[str]:
-    """`PRAGMA integrity_check` rows of a store file (['ok'] when healthy)."""
+def _read(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of a query on a store file, read-only when SQLite allows it.
+
+    Right after a writer was SIGKILLed, the WAL index may need rebuilding, which a read-only
+    connection cannot do ("attempt to write a readonly database"); the next opener, cortex's
+    included, does it on opening, so a writable connection stands in for that one case.
+    """
     conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
     try:
-        return [r[0] for r in conn.execute("PRAGMA integrity_check")]
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            raise
     finally:
         conn.close()
-
-
-def query(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
+    conn = sqlite3.connect(str(db))
     try:
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+def integrity(db: Path) -> list[str]:
+    """`PRAGMA integrity_check` rows of a store file (['ok'] when healthy)."""
+    return [r[0] for r in _read(db, "PRAGMA integrity_check")]
+
+
+def query(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    return _read(db, sql, params)
 
 
 def journal_gaps(db: Path) -> list[int]:
