@@ -3,7 +3,7 @@
 `build_store(root, n, seed, embed)` writes N generated memories (decisions, gotchas, conventions,
 progress, ...) with edges, statuses, branches and dates through the real store API in bulk
 transactions, then embeds them with the real local model in batches. Vectors go through
-`cortex.shell.embed_cache`, so a rerun with the same seed embeds nothing and takes seconds.
+`cortex.store.sqlite.embed_cache`, so a rerun with the same seed embeds nothing and takes seconds.
 
     python -m benchmarks.gen_store /tmp/demo --n 10000 --seed 1 [--no-embed]
 """
@@ -20,9 +20,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cortex.app import Cortex
 from cortex.core.model import Edge, EdgeStatus, EdgeType, Memory, MemoryType, Scope, Source, Status
 from cortex.core.text import content_hash, first_line_summary
-from cortex.engine import Cortex
 from cortex.paths import Paths, ensure_store_dir
 
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
@@ -231,9 +231,9 @@ def load_document_embedder(cache_dir: Path = CACHE_DIR) -> tuple[Any, str]:
     The ONNX export gives the same vectors as sentence-transformers (cosine > 0.9999) and is
     faster on CPU; it is made once under `cache_dir/home`.
     """
-    from cortex.shell import embed
-    from cortex.shell.embed_cache import CachedEmbedder, EmbeddingCache
-    from cortex.shell.model_locate import resolve_model
+    from cortex.backends import local as embed
+    from cortex.backends.model_locate import resolve_model
+    from cortex.store.sqlite.embed_cache import CachedEmbedder, EmbeddingCache
 
     home = cache_dir / "home"
     embed.ensure_onnx_export(resolve_model(None), home)
@@ -252,8 +252,8 @@ def build_store(
     `path/.memory/cortex.db`. The root's name is part of every embedded text, so keep it stable
     across runs for the embedding cache to hit. Refuses a root that already holds a store.
     """
-    from cortex.graphs import refresh_centrality
-    from cortex.ingest import write_embeddings
+    from cortex.capture.ingest import write_embeddings
+    from cortex.recall.traverse import refresh_centrality
 
     root = Path(path)
     (root / ".git").mkdir(parents=True, exist_ok=True)

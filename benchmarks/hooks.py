@@ -154,8 +154,8 @@ def make_project(root: Path, memories: int, *, embed: bool = False) -> Path:
 
 def refresh(root: Path, home: Path) -> float:
     """Render the briefing once (what the worker does after each batch); seconds taken."""
-    from cortex.briefing import refresh_briefing
-    from cortex.engine import Cortex
+    from cortex.app import Cortex
+    from cortex.briefing.deliver import refresh_briefing
     from cortex.paths import Paths
 
     started = time.perf_counter()
@@ -238,8 +238,8 @@ def measure_hooks(root: Path, home: Path, python: str, runs: int, size: int, pyc
 
 
 def _wait_idle(root: Path, timeout_s: float = 300.0) -> None:
-    from cortex.hooks import worker_running
-    from cortex.queue import list_files
+    from cortex.capture.queue import list_files
+    from cortex.plugin.hooks import worker_running
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -252,7 +252,7 @@ def _wait_idle(root: Path, timeout_s: float = 300.0) -> None:
 # -- the worker, one turn at a time -------------------------------------------------------------
 def demo_turns(root: Path) -> list[list[str]]:
     """The sample session's turns, with its project path set to `root`."""
-    from cortex.demo import TRANSCRIPT_ROOT, fake_key, turn_ends
+    from cortex.plugin.demo import TRANSCRIPT_ROOT, fake_key, turn_ends
 
     lines = DEMO.read_text(encoding="utf-8").replace(TRANSCRIPT_ROOT, str(root))
     lines = lines.replace("<<FAKE_ANTHROPIC_KEY>>", fake_key())
@@ -278,10 +278,10 @@ def turn_lines(turns: list[list[str]], n: int) -> str:
 
 def measure_worker(root: Path, home: Path, turns: int, size: int) -> list[Series]:
     """Per-turn worker time: warm (in process, embedder loaded) and cold (a new process per turn)."""
-    from cortex import hooks, worker
+    from cortex.app import Cortex
     from cortex.config import load_settings
-    from cortex.engine import Cortex
     from cortex.paths import Paths
+    from cortex.plugin import hooks, worker
 
     env = {**os.environ, "CORTEX_HOME": str(home)}
     env.pop("CORTEX_EMBEDDER", None)
@@ -325,7 +325,7 @@ def measure_worker(root: Path, home: Path, turns: int, size: int) -> list[Series
             next_turn()
             started = time.perf_counter()
             done = subprocess.run(
-                [sys.executable, "-m", "cortex.worker", "--root", str(root), "--once"],
+                [sys.executable, "-m", "cortex.plugin.worker", "--root", str(root), "--once"],
                 env={**env, "PYTHONPATH": str(REPO)},
                 capture_output=True,
                 check=False,

@@ -3,7 +3,7 @@
 Builds realistic stores with `benchmarks.gen_store`, then measures, with the real local model
 (ONNX query path) and real sqlite-vec:
 
-- recall in process: `cortex.retrieval.recall` + rendering, warm, many queries (target: p50 < 50
+- recall in process: `cortex.recall.search.recall` + rendering, warm, many queries (target: p50 < 50
   ms at 10,000 memories);
 - recall in a new process: `python -m cortex recall QUERY`, start to exit (target: p50 < 500 ms),
   with the peak RSS of each process (target: < 200 MB);
@@ -141,7 +141,7 @@ def new_notes(k: int, seed: int) -> list[str]:
 
 
 def _environment(home: Path) -> list[str]:
-    from cortex.shell import vec
+    from cortex.store.sqlite import vec
 
     driver = vec.choose_driver(True)
     cpu = platform.processor() or platform.machine()
@@ -168,8 +168,8 @@ def _environment(home: Path) -> list[str]:
 
 def _home_with_model(workdir: Path) -> Path:
     """A CORTEX_HOME holding only the ONNX export (shared with gen_store's cache)."""
-    from cortex.shell import embed
-    from cortex.shell.model_locate import resolve_model
+    from cortex.backends import local as embed
+    from cortex.backends.model_locate import resolve_model
 
     embed.ensure_onnx_export(resolve_model(None), CACHE_DIR / "home")
     home = workdir / "home"
@@ -180,13 +180,13 @@ def _home_with_model(workdir: Path) -> Path:
 
 def measure_size(n: int, workdir: Path, home: Path, runs: int, process_runs: int) -> list[Series]:
     """Every measurement at one store size."""
-    from cortex import writer
+    from cortex.app import Cortex
+    from cortex.capture import write as writer
     from cortex.config import Settings
-    from cortex.core.recall import RecallRequest
+    from cortex.core.recall.decide import RecallRequest
     from cortex.core.render import render_recall
-    from cortex.engine import Cortex
     from cortex.paths import Paths
-    from cortex.retrieval import recall
+    from cortex.recall.search import recall
 
     built = build_store(workdir / f"latency-{n}", n, SEED, embed=True)
     root = built.root.resolve()

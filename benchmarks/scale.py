@@ -99,12 +99,12 @@ def store_bytes(root: Path) -> int:
 
 def measure_recall(root: Path, home: Path, n: int, runs: int, process_runs: int) -> list[Series]:
     """Recall warm in process, the first call of a process, and recall in a new process."""
+    from cortex.app import Cortex
     from cortex.config import Settings
-    from cortex.core.recall import RecallRequest
+    from cortex.core.recall.decide import RecallRequest
     from cortex.core.render import render_recall
-    from cortex.engine import Cortex
     from cortex.paths import Paths
-    from cortex.retrieval import recall
+    from cortex.recall.search import recall
 
     warm = Series("recall, in process, warm", n)
     first = Series("recall, first call in a process", n, note="model load + first query")
@@ -169,7 +169,7 @@ CONSOLIDATION_PLAN = """
 import sys
 from pathlib import Path
 from cortex import lifecycle
-from cortex.engine import Cortex
+from cortex.app import Cortex
 from cortex.paths import Paths
 with Cortex(Paths(Path(sys.argv[1]), Path(sys.argv[2]))) as cx:
     lifecycle.consolidate(cx, dry_run=True)
@@ -200,11 +200,11 @@ def measure_first_consolidation(root: Path, home: Path, n: int) -> Series:
 def mark_consolidated(root: Path, home: Path) -> None:
     """Record the store as consolidated up to now, as a store grown by extraction would be, so
     the worker rows measure a turn, not the one-off first consolidation measured above."""
-    from cortex import lifecycle
+    from cortex.app import Cortex
     from cortex.core.model import Scope
-    from cortex.engine import Cortex
+    from cortex.lifecycle import upkeep as lifecycle
     from cortex.paths import Paths
-    from cortex.shell import lifecycle_sql
+    from cortex.store.sqlite import maintenance as lifecycle_sql
 
     with Cortex(Paths(root, home)) as cx:
         store = cx.write_store(Scope.PROJECT)

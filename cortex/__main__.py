@@ -1,5 +1,5 @@
 """`python -m cortex`: the same as the `cortex` command."""
 
-from cortex.cli import main
+from cortex.cli.main import main
 
 main()

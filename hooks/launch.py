@@ -62,9 +62,9 @@ def run_hook(event):
     _use_plugin_copy()
     _cache_bytecode()
     try:
-        from cortex.hooks import main
+        from cortex.plugin.hooks import main
     except Exception as exc:  # a broken install must not break the session
-        _log_fallback(f"cannot import cortex.hooks ({type(exc).__name__}: {exc})")
+        _log_fallback(f"cannot import cortex.plugin.hooks ({type(exc).__name__}: {exc})")
         return 0
     return main(event)
 
@@ -75,7 +75,7 @@ def run_cli(args):
         sys.stderr.write(_old_python_note() + "; set CORTEX_PYTHON to a newer interpreter\n")
         return 1
     _use_plugin_copy()
-    from cortex.python_env import child_env, find_python
+    from cortex.plugin.python_env import child_env, find_python
 
     python = find_python(os.environ)
     if python is None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from cortex.app import Cortex
 from cortex.core.model import Memory, MemoryType, Scope, Source, Status
 from cortex.core.text import content_hash
-from cortex.engine import Cortex
 from cortex.paths import resolve_paths
 
 # Variables that would let the user's own setup leak into a test (or reach the network).
@@ -96,7 +96,7 @@ def model_home(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     time and rebuilds it when they changed. `pytest --cache-clear` forces a fresh export.
     """
     require_local_model()
-    from cortex.shell.embed import ensure_onnx_export, resolve_model
+    from cortex.backends.local import ensure_onnx_export, resolve_model
 
     cache = getattr(request.config, "cache", None)
     data_dir = cache.mkdir("cortex-model") if cache is not None else tmp_path_factory.mktemp("model")

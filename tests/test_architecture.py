@@ -52,14 +52,14 @@ CORE_FORBIDDEN_METHODS = frozenset({"now", "utcnow", "today"})
 HEAVY = ("torch", "sentence_transformers", "anthropic", "voyageai")
 # The hook path must also stay off numpy and click (SPEC §1).
 HOOK_FORBIDDEN = (*HEAVY, "numpy", "click", "transformers", "onnxruntime")
-HOOK_ENTRY = "cortex.hooks"
+HOOK_ENTRY = "cortex.plugin.hooks"
 # Checked while the hook entry module does not exist yet: what SessionStart runs today.
-HOOK_FALLBACKS = ("cortex.session_start",)
-RECALL_MODULES = ("cortex.retrieval", "cortex.cli", "cortex.cli.memory", "cortex.writer")
+HOOK_FALLBACKS = ("cortex.briefing.session_start",)
+RECALL_MODULES = ("cortex.recall.search", "cortex.cli.main", "cortex.cli.memory", "cortex.capture.write")
 
 
 def core_files() -> list[Path]:
-    return sorted(CORE.glob("*.py"))
+    return sorted(CORE.rglob("*.py"))
 
 
 def imported_modules(tree: ast.AST) -> Iterator[tuple[int, str]]:
@@ -179,7 +179,9 @@ SESSION_START_FORBIDDEN = ("dataclasses", "inspect")
 
 
 def test_the_session_start_path_skips_slow_stdlib_modules() -> None:
-    loaded = modules_after_import("cortex.hooks") | modules_after_import("cortex.session_start")
+    loaded = modules_after_import("cortex.plugin.hooks") | modules_after_import(
+        "cortex.briefing.session_start"
+    )
     assert not loaded & set(SESSION_START_FORBIDDEN), sorted(loaded & set(SESSION_START_FORBIDDEN))
 
 
@@ -205,10 +207,10 @@ def test_parse_importtime_reads_nested_names() -> None:
     sample = (
         "import time: self [us] | cumulative | imported package\n"
         "import time:        90 |         90 |   _io\n"
-        "import time:       300 |        700 |     cortex.retrieval\n"
+        "import time:       300 |        700 |     cortex.recall.search\n"
         "unrelated line\n"
     )
-    assert parse_importtime(sample) == {"_io", "cortex.retrieval"}
+    assert parse_importtime(sample) == {"_io", "cortex.recall.search"}
 
 
 def cortex_cli_importtime(project: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
@@ -225,7 +227,7 @@ def test_keyword_only_recall_process_imports_no_heavy_library(project: Path) -> 
     proc, loaded = cortex_cli_importtime(project, "recall", "advisory locks")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "advisory locks for the job queue" in proc.stdout
-    assert {"cortex.retrieval", "cortex.cli.memory"} <= loaded  # the parse saw the recall path
+    assert {"cortex.recall.search", "cortex.cli.memory"} <= loaded  # the parse saw the recall path
     assert not top_level(loaded) & set(HEAVY), sorted(top_level(loaded) & set(HEAVY))
 
 

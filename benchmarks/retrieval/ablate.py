@@ -35,7 +35,7 @@ from benchmarks.retrieval.runner import (
 from benchmarks.retrieval.stats import RESAMPLES, SEED
 from benchmarks.retrieval.summary import summarise_paired
 from benchmarks.retrieval.system import IngestItem, RetrievalSystem
-from cortex.core.recall import RecallParams
+from cortex.core.recall.decide import RecallParams
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 ABLATION_MD = "retrieval-ablation.md"

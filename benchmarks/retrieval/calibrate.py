@@ -25,7 +25,7 @@ from benchmarks.retrieval.cortex_system import CortexSystem
 from benchmarks.retrieval.datasets import DEFAULT_DATA, read_dataset
 from benchmarks.retrieval.protocols import PROTOCOLS
 from benchmarks.retrieval.system import IngestItem
-from cortex.core.recall import DEFAULT_LEXICAL_FLOOR, DEFAULT_VECTOR_FLOOR, RecallParams
+from cortex.core.recall.decide import DEFAULT_LEXICAL_FLOOR, DEFAULT_VECTOR_FLOOR, RecallParams
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 OUT_MD = "retrieval-abstention.md"

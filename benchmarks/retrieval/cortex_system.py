@@ -1,8 +1,8 @@
 """cortex as a RetrievalSystem: its real write path in, its real recall path out.
 
 Each `reset` makes a fresh project store in a temporary directory with its own CORTEX_HOME.
-Items go through `cortex.ingest.ingest_batch` (redaction, the write gate, the store, vectors)
-stamped with their session date; questions go through `cortex.retrieval.recall` with the
+Items go through `cortex.capture.ingest.ingest_batch` (redaction, the write gate, the store, vectors)
+stamped with their session date; questions go through `cortex.recall.search.recall` with the
 question date as the clock's "now". Memory ids map back to the harness's keys here, outside
 the store; a memory the gate merged several items into answers with all their keys.
 
@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.retrieval.system import IngestItem
+from cortex.app import Cortex, EmbedderChoice
+from cortex.capture.ingest import BatchItem, ingest_batch
+from cortex.capture.write import DEFAULT_PRIORITY, USER_CONFIDENCE
 from cortex.config import Settings
 from cortex.core.model import Candidate, Layer, MemoryType, Scope, Source
-from cortex.core.recall import RecallParams, RecallRequest
-from cortex.engine import Cortex, EmbedderChoice
-from cortex.ingest import BatchItem, ingest_batch
+from cortex.core.recall.decide import RecallParams, RecallRequest
 from cortex.paths import Paths
-from cortex.writer import DEFAULT_PRIORITY, USER_CONFIDENCE
 
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache"
 CACHE_FILE = "embeddings.sqlite"
@@ -58,9 +58,9 @@ def load_embedders(cache_dir: Path = CACHE_DIR) -> tuple[Any, Any, str]:
     The ONNX export gives the same vectors as sentence-transformers and runs faster on CPU, so
     it fills the cache too; it is created once under `cache_dir` if missing.
     """
-    from cortex.shell import embed
-    from cortex.shell.embed_cache import CachedEmbedder, EmbeddingCache
-    from cortex.shell.model_locate import resolve_model
+    from cortex.backends import local as embed
+    from cortex.backends.model_locate import resolve_model
+    from cortex.store.sqlite.embed_cache import CachedEmbedder, EmbeddingCache
 
     home = cache_dir / MODEL_HOME
     embed.ensure_onnx_export(resolve_model(None), home)
@@ -170,7 +170,7 @@ class CortexSystem:
 
     def search(self, query: str, now: datetime, k: int) -> list[str]:
         """cortex recall with `now` as the clock; each hit's memory -> the keys it holds."""
-        from cortex.retrieval import recall
+        from cortex.recall.search import recall
 
         cx = self._require()
         self._clock.now = _utc(now)
@@ -180,7 +180,7 @@ class CortexSystem:
 
     def evidence(self, query: str, now: datetime) -> dict[str, float | None]:
         """The best cosine and keyword coverage recall's abstention floors would look at."""
-        from cortex.retrieval import recall
+        from cortex.recall.search import recall
 
         cx = self._require()
         self._clock.now = _utc(now)

@@ -2,41 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
 
-from cortex.cli import cli
-from cortex.cli.memory import _cx, echo_json
+from cortex.cli._context import cortex_of, echo_json, progress_bar
 from cortex.core.model import EDGE_TYPES
-
-
-@contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
-    """A progress callback: a bar on a terminal, silent otherwise."""
-    if not sys.stderr.isatty():
-        yield lambda done, total: None
-        return
-    # The total is known only at the first callback, so the bar is opened there.
-    bars: list[Any] = []
-    shown = [0]
-
-    def update(done: int, total: int) -> None:
-        if not bars:
-            bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
-            bar.__enter__()
-            bars.append(bar)
-        bars[0].update(done - shown[0])
-        shown[0] = done
-
-    try:
-        yield update
-    finally:
-        for bar in bars:
-            bar.__exit__(None, None, None)
 
 
 class EdgeTypeParam(click.ParamType):
@@ -54,7 +25,7 @@ class EdgeTypeParam(click.ParamType):
         return found.value
 
 
-@cli.command()
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -63,9 +34,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     Counts memories by status and type in the project and global stores, with edges, journal
     records, the vector index and how many memories wait for `cortex backfill`.
     """
-    from cortex import admin
 
-    report = admin.status(_cx(ctx))
+    from cortex.admin import checks as admin
+
+    report = admin.status(cortex_of(ctx))
     if as_json:
         echo_json(report)
         return
@@ -88,7 +60,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         )
 
 
-@cli.command()
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @click.option(
     "--fetch-reranker",
@@ -103,11 +75,10 @@ def doctor(ctx: click.Context, as_json: bool, fetch_reranker: bool) -> None:
     of both stores. Exits 1 when a check fails (a corrupt or foreign store, a missing
     configured model); warnings (e.g. no ONNX export yet) exit 0.
     """
-    from cortex import admin
-    from cortex.cli.hosted import prepare_doctor
+    from cortex.admin.doctor import doctor as run_checks
 
-    prepare_doctor(ctx, fetch_reranker)
-    checks = admin.doctor(_cx(ctx))
+    _prepare_doctor(ctx, fetch_reranker)
+    checks = run_checks(cortex_of(ctx))
     if as_json:
         echo_json([{"name": c.name, "state": c.state, "detail": c.detail, "fix": c.fix} for c in checks])
     else:
@@ -120,7 +91,7 @@ def doctor(ctx: click.Context, as_json: bool, fetch_reranker: bool) -> None:
         ctx.exit(1)
 
 
-@cli.command()
+@click.command()
 @click.option("--no-export", is_flag=True, help="Do not export the ONNX query model.")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Embed at most N per store.")
 @click.pass_context
@@ -131,16 +102,17 @@ def backfill(ctx: click.Context, no_export: bool, limit: int | None) -> None:
     shows on a terminal). Also exports the local model to ONNX once (into CORTEX_HOME/models),
     which makes later recalls start ~20x faster than loading sentence-transformers.
     """
-    from cortex import admin
+
+    from cortex.admin import checks as admin
 
     with progress_bar("embedding") as update:
-        result = admin.backfill(_cx(ctx), update, export=not no_export, limit=limit)
+        result = admin.backfill(cortex_of(ctx), update, export=not no_export, limit=limit)
     click.echo(f"Embedded {result['embedded']} memories with {result['embedder']}.")
     if result.get("onnx_export"):
         click.echo(f"ONNX query model: {result['onnx_export']}")
 
 
-@cli.command()
+@click.command()
 @click.argument("memory_id")
 @click.option(
     "-d",
@@ -188,9 +160,9 @@ def traverse(
     MEMORY_ID is an id or unique id prefix. Each line shows the link type, its strength and
     the linked memory; suggested links (awaiting review) are not followed.
     """
-    from cortex import graphs
+    from cortex.recall import traverse as graphs
 
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     result = graphs.traverse(
         cx, memory_id, depth=depth, types=types, direction=direction, min_strength=min_strength
     )
@@ -209,3 +181,18 @@ def traverse(
                 f"  {arrow} {node['edge']} ({node['strength']:.2f}) {node['id']} "
                 f"[{node['type']}] {node['summary']}"
             )
+
+
+def _prepare_doctor(ctx: click.Context, fetch_reranker: bool) -> None:
+    """With --fetch-reranker, download the reranker model before the checks run."""
+    if not fetch_reranker:
+        return
+    from cortex.backends.rerank import reranker_dir
+    from cortex.backends.rerank_fetch import fetch_reranker as fetch
+
+    cx = cortex_of(ctx)
+    model = cx.settings.reranker_model
+    with progress_bar(f"downloading {model}") as update:
+        folder = fetch(reranker_dir(cx), model, progress=update)
+    # stderr: `doctor --json` keeps stdout for the JSON document.
+    click.echo(f"Reranker model ready at {folder}", err=True)

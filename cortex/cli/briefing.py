@@ -6,13 +6,12 @@ from pathlib import Path
 
 import click
 
-from cortex.cli import cli
-from cortex.cli.memory import _cx, echo_json
+from cortex.cli._context import cortex_of, echo_json
 
 PARTS = ("stable", "moment", "full")
 
 
-@cli.command("brief")
+@click.command("brief")
 @click.option(
     "--refresh",
     is_flag=True,
@@ -34,9 +33,9 @@ def brief(ctx: click.Context, refresh: bool, part: str, as_json: bool) -> None:
     It comes from the cache the worker writes after each extraction for this branch and
     directory; without a cache (or with --refresh) it is rendered from the stores first.
     """
-    from cortex.briefing import read_briefing
+    from cortex.briefing.deliver import read_briefing
 
-    cached, origin = read_briefing(_cx(ctx), cwd=Path.cwd(), refresh=refresh)
+    cached, origin = read_briefing(cortex_of(ctx), cwd=Path.cwd(), refresh=refresh)
     text = {"stable": cached.stable, "moment": cached.moment, "full": cached.full}[part]
     if as_json:
         echo_json(

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from cortex.cli import cli
-from cortex.cli.memory import _cx, echo_json
+from cortex.cli._context import cortex_of, echo_json
 from cortex.core.model import Edge, Memory
 from cortex.errors import CortexError
 
@@ -35,7 +34,7 @@ def _confirm(question: str, yes: bool, what: str) -> None:
 
 
 # -- lifecycle ----------------------------------------------------------------------------------
-@cli.command("lifecycle")
+@click.command("lifecycle")
 @click.option("--dry-run", is_flag=True, help="Only print what the tick would change.")
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
 @click.pass_context
@@ -47,9 +46,9 @@ def lifecycle_cmd(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     confidence for 14 days are archived (hubs exempt); archived ones untouched for 30 days
     are pruned. The worker runs this after its extractions.
     """
-    from cortex import lifecycle
+    from cortex.lifecycle import upkeep as lifecycle
 
-    report = lifecycle.tick(_cx(ctx), dry_run=dry_run)
+    report = lifecycle.tick(cortex_of(ctx), dry_run=dry_run)
     changes = [(s.scope.value, c) for s in report.stores for c in s.changes]
     if as_json:
         echo_json(
@@ -124,9 +123,9 @@ def _review_interactively(cx: Any, edges: list[Edge]) -> tuple[list[str], list[s
 
 
 def _rollback(ctx: click.Context, yes: bool, as_json: bool) -> None:
-    from cortex import recovery
+    from cortex.lifecycle import recovery
 
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     chosen = recovery.last_consolidation(cx)
     if chosen and not as_json:
         click.echo(f"Will restore the state from before the consolidation of {chosen[0].created}:")
@@ -153,7 +152,7 @@ def _rollback(ctx: click.Context, yes: bool, as_json: bool) -> None:
         ctx.exit(1)
 
 
-@cli.command()
+@click.command()
 @click.option("--dry-run", is_flag=True, help="Only show what would be merged and flagged.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before merging (or rolling back).")
 @click.option("--rollback", is_flag=True, help="Undo the last consolidation from its checkpoint.")
@@ -179,12 +178,12 @@ def consolidate(
     taken first, and `cortex consolidate --rollback` restores it exactly. Runs on its own
     every 10 extractions or when more than 80 memories are active.
     """
-    from cortex import lifecycle
+    from cortex.lifecycle import upkeep as lifecycle
 
     if rollback:
         _rollback(ctx, yes, as_json)
         return
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     preview = lifecycle.consolidate(cx, dry_run=True)
     pending = [e for s in preview.stores for e in s.plan.suggested]
     if as_json and dry_run:
@@ -263,7 +262,7 @@ def _plan_json(report: Any) -> dict[str, Any]:
 
 
 # -- restore ------------------------------------------------------------------------------------
-@cli.command()
+@click.command()
 @click.argument("checkpoint", required=False)
 @click.option("--list", "list_only", is_flag=True, help="List the checkpoints.")
 @click.option("-y", "--yes", is_flag=True, help="Restore without asking.")
@@ -276,9 +275,9 @@ def restore(ctx: click.Context, checkpoint: str | None, list_only: bool, yes: bo
     without it the checkpoints are listed. Checkpoints are taken before every consolidation
     that merges and before every restore, so a restore can itself be undone.
     """
-    from cortex import recovery
+    from cortex.lifecycle import recovery
 
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     if list_only or checkpoint is None:
         found = recovery.list_all_checkpoints(cx)
         if as_json:

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
 
 import click
 
-from cortex.cli import cli
+from cortex.app import Cortex
+from cortex.cli._context import cortex_of, echo_json
 from cortex.core.model import MEMORY_TYPES, EdgeType, Scope
-from cortex.engine import Cortex
 from cortex.errors import CortexError, InputError
 
 TYPE_CHOICE = click.Choice(MEMORY_TYPES, case_sensitive=False)
-
-
-def _cx(ctx: click.Context) -> Cortex:
-    cx = ctx.find_root().obj
-    assert isinstance(cx, Cortex), "the cortex group callback sets the context object"
-    return cx
-
-
-def echo_json(obj: Any) -> None:
-    """Print data as JSON on stdout (one document)."""
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
 def _read_text(words: tuple[str, ...]) -> str:
@@ -41,7 +28,7 @@ def _read_text(words: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
-@cli.command()
+@click.command()
 @click.argument("text", nargs=-1, required=True)
 @click.option(
     "-t",
@@ -94,9 +81,9 @@ def remember(
     Re-storing the same text is a no-op; a near-duplicate reinforces the existing memory.
     The memory goes to the project store unless --global is given.
     """
-    from cortex import writer
+    from cortex.capture import write as writer
 
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     outcome = writer.remember(
         cx,
         _read_text(text),
@@ -119,12 +106,12 @@ def _refresh_delivered_briefing(cx: Cortex) -> None:
 
     Only where the plugin has written one: a CLI-only user gets no new files in the project."""
     if cx.paths.rules_file.exists() or cx.paths.briefing_dir.exists():
-        from cortex.briefing import refresh_briefing
+        from cortex.briefing.deliver import refresh_briefing
 
         refresh_briefing(cx)
 
 
-@cli.command()
+@click.command()
 @click.argument("query", nargs=-1, required=True)
 @click.option(
     "-t",
@@ -178,13 +165,13 @@ def recall(
     nothing is relevant enough, it says "Nothing relevant in memory" rather than guess.
     Each result shows its id (for `cortex get`/`forget`), type, date, branch and source.
     """
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty")
-    from cortex.core.recall import RecallRequest
-    from cortex.retrieval import recall as run_recall
-    from cortex.retrieval import render_result
+    from cortex.core.recall.decide import RecallRequest
+    from cortex.recall.search import recall as run_recall
+    from cortex.recall.search import render_result
 
     req = RecallRequest(
         text=text,
@@ -224,7 +211,7 @@ def recall(
     click.echo(render_result(result))
 
 
-@cli.command()
+@click.command()
 @click.argument("memory_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 @click.pass_context
@@ -237,7 +224,7 @@ def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     from cortex.core.render import render_memory
     from cortex.core.serial import edge_to_dict, memory_to_dict
 
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     store, memory = cx.find(memory_id)
     edges = store.edges([memory.id])
     if as_json:
@@ -261,7 +248,7 @@ def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     click.echo(render_memory(memory, see_also=related, code=code))
 
 
-@cli.command()
+@click.command()
 @click.argument("target", nargs=-1, required=True)
 @click.option("-y", "--yes", is_flag=True, help="Archive without asking.")
 @click.option(
@@ -281,9 +268,9 @@ def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int) -
     and normal recall but are kept (and restored if a later recall brings them back); they
     are pruned after 30 days untouched.
     """
-    from cortex import writer
+    from cortex.capture import write as writer
 
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     chosen = writer.select_for_forget(cx, " ".join(target), limit)
     if not chosen:
         click.echo("Nothing matched; nothing archived.")
@@ -303,7 +290,7 @@ def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int) -
     click.echo(f"Archived {len(done)} memor{'y' if len(done) == 1 else 'ies'}.")
 
 
-@cli.command()
+@click.command()
 @click.argument("new_id")
 @click.argument("old_id")
 @click.pass_context
@@ -313,9 +300,9 @@ def supersede(ctx: click.Context, new_id: str, old_id: str) -> None:
     The old memory leaves the briefing and recall (`recall --include-superseded` still shows
     it) and keeps its history; only people create supersedes links, never the extractor.
     """
-    from cortex import writer
+    from cortex.capture import write as writer
 
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     new, old = writer.supersede(cx, new_id, old_id)
     _refresh_delivered_briefing(cx)
     click.echo(f"{old.id} is now superseded by {new.id}.")

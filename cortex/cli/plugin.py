@@ -11,8 +11,6 @@ from pathlib import Path
 
 import click
 
-from cortex.cli import cli
-
 HOOK_EVENTS = ("SessionStart", "Stop", "PreCompact", "SessionEnd", "UserPromptSubmit")
 
 
@@ -30,7 +28,7 @@ def _fresh_dir() -> Path:
     raise click.ClickException(f"cannot create a fresh directory under {base}")
 
 
-@cli.command("hook")
+@click.command("hook")
 @click.argument("event")
 def hook(event: str) -> None:
     """Run a Claude Code hook (its JSON input on stdin).
@@ -39,12 +37,12 @@ def hook(event: str) -> None:
     SessionEnd, UserPromptSubmit (any case, dashes allowed). It prints only the hook's JSON
     answer, or nothing, and exits 0 even on bad input: errors go to .memory/cortex.log.
     """
-    from cortex.hooks import main
+    from cortex.plugin.hooks import main
 
     sys.exit(main(event))
 
 
-@cli.command("demo")
+@click.command("demo")
 @click.option(
     "--keyword-only",
     is_flag=True,
@@ -67,7 +65,7 @@ def demo(keyword_only: bool, base: Path | None, keep: bool) -> None:
     checks that the fake API key pasted in the session was redacted everywhere. Nothing outside
     its temporary directory is written.
     """
-    from cortex.demo import default_env, demo_home, render_result, run_demo, user_cortex_home
+    from cortex.plugin.demo import default_env, demo_home, render_result, run_demo, user_cortex_home
 
     env = default_env()
     if keyword_only:

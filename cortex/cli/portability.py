@@ -8,13 +8,11 @@ from typing import Any
 
 import click
 
-from cortex.cli import cli
-from cortex.cli.admin import progress_bar
-from cortex.cli.memory import _cx, echo_json
+from cortex.cli._context import cortex_of, echo_json, progress_bar
 
 
 # -- index-code ---------------------------------------------------------------------------------
-@cli.command("index-code")
+@click.command("index-code")
 @click.argument("target")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
@@ -28,10 +26,10 @@ def index_code(ctx: click.Context, target: str, as_json: bool) -> None:
     unchanged file changes nothing; a changed symbol is updated in place; symbols deleted
     from a file are archived.
     """
-    from cortex import codeindex
+    from cortex.capture import codeindex
 
     with progress_bar("indexing") as update:
-        report = codeindex.index_code(_cx(ctx), target, progress=update)
+        report = codeindex.index_code(cortex_of(ctx), target, progress=update)
     if as_json:
         echo_json(report.to_dict())
         return
@@ -46,7 +44,7 @@ def index_code(ctx: click.Context, target: str, as_json: bool) -> None:
 
 
 # -- export / import ----------------------------------------------------------------------------
-@cli.command()
+@click.command()
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to FILE (default: stdout).")  # fmt: skip
 @click.option(
@@ -62,9 +60,9 @@ def export(ctx: click.Context, output: Path | None, scope: str) -> None:
 
     A lossless copy: `cortex import` of it into an empty store gives the same state digest.
     """
-    from cortex import portability
+    from cortex.admin import portability
 
-    cx = _cx(ctx)
+    cx = cortex_of(ctx)
     if output is None:
         portability.export(cx, sys.stdout, scope=scope)
         return
@@ -79,7 +77,7 @@ def export(ctx: click.Context, output: Path | None, scope: str) -> None:
     click.echo(f"Wrote {output}.")
 
 
-@cli.command("import")
+@click.command("import")
 @click.argument("source", type=click.File("r", encoding="utf-8"))
 @click.option("--into", type=click.Choice(["project", "global"]), default=None,
               help="Put everything in this store (default: the store each part came from).")  # fmt: skip
@@ -91,10 +89,10 @@ def import_cmd(ctx: click.Context, source: Any, into: str | None, as_json: bool)
     Memories already present (same id, or the same text under another id) are never
     overwritten by older data; a newer version from the file replaces an older one.
     """
-    from cortex import portability
+    from cortex.admin import portability
 
     with progress_bar("importing") as update:
-        reports = portability.import_file(_cx(ctx), source, into=into, progress=update)
+        reports = portability.import_file(cortex_of(ctx), source, into=into, progress=update)
     if as_json:
         echo_json([{k: getattr(r, k) for k in r.__slots__} | {"scope": r.scope.value} for r in reports])
         return
@@ -109,7 +107,7 @@ def import_cmd(ctx: click.Context, source: Any, into: str | None, as_json: bool)
 
 
 # -- rebuild --------------------------------------------------------------------------------
-@cli.command()
+@click.command()
 @click.option(
     "--verify", is_flag=True, help="Print the state digest before and after; exit 1 if they differ."
 )
@@ -121,10 +119,10 @@ def rebuild(ctx: click.Context, verify: bool, as_json: bool) -> None:
     They are dropped and rebuilt from the memories and links; `--verify` proves that the
     logical state is the same before and after.
     """
-    from cortex import rebuild as rebuilding
+    from cortex.admin import rebuild as rebuilding
 
     with progress_bar("rebuilding") as update:
-        reports = rebuilding.rebuild(_cx(ctx), progress=update)
+        reports = rebuilding.rebuild(cortex_of(ctx), progress=update)
     if as_json:
         echo_json([{k: getattr(r, k) for k in r.__slots__} | {"scope": r.scope.value, "same": r.same}
                    for r in reports])  # fmt: skip

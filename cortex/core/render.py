@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from cortex.core.injection import is_instruction_like
 from cortex.core.model import Hit, Memory
+from cortex.core.redact.injection import is_instruction_like
 
 FENCE = "````"  # four backticks: memory text containing ``` cannot close the fence early
 

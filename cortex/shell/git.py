@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from cortex.core.extract import GitContext
+    from cortex.core.extract.pipeline import GitContext
 
 log = logging.getLogger("cortex.git")
 
@@ -164,7 +164,7 @@ def file_exists_at_head(root: Path, path: str) -> bool | None:
 
 def read_git_context(root: Path) -> GitContext:
     """Branch, HEAD and changed files for the extractors (empty outside a repository)."""
-    from cortex.core.extract import GitContext  # the worker has it loaded; the hook never calls this
+    from cortex.core.extract.pipeline import GitContext  # the worker has it loaded; the hook never calls this
 
     return GitContext(branch=read_branch(root), head=read_head(root), changed_files=read_changed_files(root))
 

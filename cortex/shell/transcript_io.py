@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from cortex.core.transcript import ParsedChunk, line_identity, parse_chunk
+from cortex.core.extract.transcript import ParsedChunk, line_identity, parse_chunk
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 # Lines are a few KB in practice (28 KB is the longest in the fixtures); the backward search

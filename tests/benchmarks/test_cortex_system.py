@@ -9,8 +9,8 @@ import pytest
 
 from benchmarks.retrieval.cortex_system import CortexSystem
 from benchmarks.retrieval.system import IngestItem, RetrievalSystem
-from cortex.core.recall import RecallParams
-from tests.fakes import FakeEmbedder
+from cortex.core.recall.decide import RecallParams
+from tests.support.fakes import FakeEmbedder
 
 DAY = datetime(2023, 5, 8, 13, 56)
 

@@ -14,7 +14,7 @@ from cortex.core.graph import (
     traverse,
 )
 from cortex.core.model import Edge, EdgeStatus, EdgeType
-from tests.strategies import graphs
+from tests.support.strategies import graphs
 
 R, D, C, X, F, S, SRC = (
     EdgeType.RELATES_TO,

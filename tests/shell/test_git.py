@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex.core.extract import GitContext
+from cortex.core.extract.pipeline import GitContext
 from cortex.shell import git
 
 GIT_IDENTITY = ["-c", "user.name=cortex test", "-c", "user.email=test@example.com"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cortex.core.transcript import parse_chunk
+from cortex.core.extract.transcript import parse_chunk
 from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
-from tests.core.transcript_builders import FIXTURES, line, user_record
+from tests.support.transcript_builders import FIXTURES, line, user_record
 
 needs_fixtures = pytest.mark.skipif(
     not FIXTURES.is_dir(), reason=f"shared transcript fixtures not found at {FIXTURES}"

@@ -15,12 +15,12 @@ from datetime import timedelta
 from pathlib import Path
 
 from benchmarks.hooks import _wait_idle
+from cortex.app import utcnow
 from cortex.core.model import Scope
-from cortex.engine import utcnow
 from cortex.paths import STORE_DIR
-from cortex.shell.store import Store
-from tests.runtime_support import REPO, inserts_by_hash, queue_files
-from tests.stress.support import child_env, cortex_cli, integrity, journal_gaps, query, read_records
+from cortex.store.sqlite.store import Store
+from tests.support.runtime import REPO, inserts_by_hash, queue_files
+from tests.support.stress import child_env, cortex_cli, integrity, journal_gaps, query, read_records
 
 SECONDS = 10.0
 ACTORS = (
@@ -66,7 +66,7 @@ def test_eight_actors_at_once_lose_nothing_and_never_lock(
             [
                 sys.executable,
                 "-m",
-                "tests.stress.support",
+                "tests.support.stress",
                 actor,
                 "--project",
                 str(project),

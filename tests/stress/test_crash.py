@@ -19,14 +19,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from cortex.app import utcnow
 from cortex.core.model import Scope
-from cortex.engine import utcnow
 from cortex.paths import STORE_DIR
-from cortex.shell import checkpoint
-from cortex.shell.store import Store
-from tests.runtime_support import inserts_by_hash, snapshot
-from tests.stress.support import child_env, integrity, journal_gaps, nonce_text, query
-from tests.test_worker_kill import fresh_project, sessions, start_worker, wait_for_sessions
+from cortex.store.sqlite import checkpoint
+from cortex.store.sqlite.store import Store
+from tests.plugin.test_worker_kill import fresh_project, sessions, start_worker, wait_for_sessions
+from tests.support.runtime import inserts_by_hash, snapshot
+from tests.support.stress import child_env, integrity, journal_gaps, nonce_text, query
 
 SEED = 7_2026
 RUNS = 20
@@ -198,7 +198,7 @@ def m002_stress(conn):
 migrations.MIGRATIONS = (*migrations.MIGRATIONS, m002_stress)
 migrations.LATEST_VERSION = len(migrations.MIGRATIONS)
 from cortex.core.model import Scope
-from cortex.shell.store import Store
+from cortex.store.sqlite.store import Store
 Store.open(Path(sys.argv[1]), Scope.PROJECT).close()
 """
 

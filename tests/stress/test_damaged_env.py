@@ -22,12 +22,14 @@ from pathlib import Path
 import pytest
 
 from benchmarks.hooks import _wait_idle
-from cortex import hooks
 from cortex.core.model import Scope
 from cortex.paths import STORE_DIR
-from cortex.shell import checkpoint, lifecycle_sql
-from cortex.shell.store import Store
-from tests.runtime_support import (
+from cortex.plugin import hooks
+from cortex.store.sqlite import checkpoint
+from cortex.store.sqlite import maintenance as lifecycle_sql
+from cortex.store.sqlite.store import Store
+from tests.cli.test_bad_input import random_bytes, sqlite_of_another_program
+from tests.support.runtime import (
     LAUNCH,
     decision_session,
     memory_count,
@@ -37,8 +39,7 @@ from tests.runtime_support import (
     stop_payload,
     write_transcript,
 )
-from tests.stress.support import child_env, cortex_cli, integrity
-from tests.test_bad_input import random_bytes, sqlite_of_another_program
+from tests.support.stress import child_env, cortex_cli, integrity
 
 HOOK_TIMEOUT_S = 10  # hooks.json gives each hook this long
 QUEUE = "We chose Postgres advisory locks for the job queue"
@@ -84,7 +85,7 @@ def settle(project: Path, env: dict[str, str], says: str) -> str:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if not hooks.worker_running(project):
-            cmd = [sys.executable, "-m", "cortex.worker", "--root", str(project)]
+            cmd = [sys.executable, "-m", "cortex.plugin.worker", "--root", str(project)]
             subprocess.run(cmd, env=env, capture_output=True, timeout=60, check=False)
         text = log.read_text(encoding="utf-8") if log.exists() else ""
         if says in text:

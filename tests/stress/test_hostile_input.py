@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortex import hooks, worker
-from cortex.cli import cli
+from cortex.cli.main import cli
 from cortex.paths import STORE_DIR
-from tests.runtime_support import (
+from cortex.plugin import hooks, worker
+from tests.support.runtime import (
     SESSION,
     assistant_record,
     capture,
@@ -27,8 +27,8 @@ from tests.runtime_support import (
     user_record,
     worker_lock_held,
 )
-from tests.strategies import fts_text
-from tests.stress.support import integrity, journal_gaps
+from tests.support.strategies import fts_text
+from tests.support.stress import integrity, journal_gaps
 
 FUZZ = settings(
     max_examples=60,

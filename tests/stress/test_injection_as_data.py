@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cortex.cli import cli
+from cortex.cli.main import cli
 from cortex.paths import STORE_DIR
-from tests.runtime_support import assistant_record, capture, run_hook, user_record, write_transcript
+from tests.support.runtime import assistant_record, capture, run_hook, user_record, write_transcript
 
 ORDINARY = "We chose Postgres advisory locks for the job queue"
 # (text, a phrase of it that must never show outside a fence)

@@ -14,13 +14,15 @@ from typing import Any
 
 import pytest
 
-from cortex import admin, writer
+from cortex.admin import checks as admin
+from cortex.app import Cortex
+from cortex.capture import write as writer
+from cortex.capture.llm_layer import HOOK_GUARD_ENV
 from cortex.core.text import normalize_text
-from cortex.engine import Cortex
-from cortex.llm_layer import HOOK_GUARD_ENV
 from cortex.paths import STORE_DIR, resolve_paths
-from tests.fake_api import FakeApi, message_reply
-from tests.runtime_support import (
+from tests.plugin.test_fixtures_replay import planted_text
+from tests.support.fake_api import FakeApi, message_reply
+from tests.support.runtime import (
     assistant_record,
     capture,
     files_under,
@@ -30,8 +32,7 @@ from tests.runtime_support import (
     user_record,
     write_transcript,
 )
-from tests.secrets_corpus import SAFE_TEXTS, SECRETS
-from tests.test_fixtures_replay import planted_text
+from tests.support.secrets_corpus import SAFE_TEXTS, SECRETS
 
 pytest.importorskip("anthropic", reason="the hosted extra (anthropic) is not installed")
 pytest.importorskip("voyageai", reason="the hosted extra (voyageai) is not installed")

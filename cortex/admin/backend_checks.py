@@ -1,0 +1,101 @@
+"""`cortex doctor` checks for the optional backends: which extractor, embedder, reranker and why.
+
+It loads no
+model and imports no SDK: it looks at keys, config, installed packages and files only.
+"""
+
+from __future__ import annotations
+
+from cortex.admin.checks import Check
+from cortex.app import Cortex
+from cortex.backends import rerank, voyage
+from cortex.capture.llm_layer import API_KEY_ENV as ANTHROPIC_KEY_ENV
+from cortex.capture.llm_layer import llm_status
+
+
+def backend_checks(cx: Cortex) -> list[Check]:
+    """A one-line summary, then one check each for the extractor, the hosted embedder, the reranker."""
+    extractor = _extractor(cx)
+    embedder, embedder_name = _embedder(cx)
+    reranker = _reranker(cx)
+    llm_on = extractor.detail.startswith("LLM")
+    rerank_on = reranker.detail.startswith("FlashRank")
+    offline = not llm_on and embedder_name != "voyage"
+    summary = Check(
+        "backends",
+        "ok",
+        f"extractor {'llm + heuristic' if llm_on else 'heuristic'}, embedder {embedder_name}, "
+        f"reranker {'flashrank' if rerank_on else 'none'}"
+        + ("; offline: nothing leaves this machine" if offline else ""),
+    )
+    return [summary, extractor, embedder, reranker]
+
+
+def _extractor(cx: Cortex) -> Check:
+    status = llm_status(cx)
+    if status.active:
+        return Check("extractor", "ok", f"LLM layer on: {status.note}; plus the heuristic layers")
+    heuristic = "heuristic layers (explicit, structural, lexical); LLM layer off"
+    if ANTHROPIC_KEY_ENV in status.note or "disabled in config" in status.note:
+        return Check("extractor", "ok", f"{heuristic}: {status.note}")
+    fix = (
+        "wait for tomorrow (UTC) or raise llm_daily_cap_usd in config.toml"
+        if "cap" in status.note
+        else "pip install 'cortex-memory[hosted]'"
+        if "not installed" in status.note
+        else "see the detail above"
+    )
+    return Check("extractor", "warn", f"{heuristic}: {status.note}", fix)
+
+
+def _embedder(cx: Cortex) -> tuple[Check, str]:
+    chosen = cx.settings.embedder
+    if chosen == "none":
+        return Check("hosted embedder", "ok", "embeddings off (embedder = none)"), "none"
+    if chosen != "voyage":
+        return (
+            Check(
+                "hosted embedder",
+                "ok",
+                'not used (embedder = local); set embedder = "voyage" and VOYAGE_API_KEY for voyage-3.5-lite',
+            ),
+            "local",
+        )
+    why = voyage.voyage_unavailable()
+    if why:
+        return (
+            Check(
+                "hosted embedder",
+                "warn",
+                f"embedder = voyage, but {why}: the local embedder is used (its own index)",
+                f"set {voyage.API_KEY_ENV}, or pip install 'cortex-memory[hosted]'",
+            ),
+            "local",
+        )
+    key = voyage.voyage_key(cx.settings.voyage_model)
+    return (
+        Check(
+            "hosted embedder",
+            "ok",
+            f"Voyage {cx.settings.voyage_model} (index {key}, never mixed with local vectors); "
+            "code is never sent; `cortex backfill` embeds older memories",
+        ),
+        "voyage",
+    )
+
+
+def _reranker(cx: Cortex) -> Check:
+    why = rerank.reranker_unavailable(cx)
+    if not why:
+        folder = rerank.reranker_dir(cx) / cx.settings.reranker_model
+        return Check("reranker", "ok", f"FlashRank {cx.settings.reranker_model} from {folder}")
+    state = "warn" if cx.settings.reranker == "flashrank" else "ok"
+    if "not installed" in why:
+        fix = rerank.RERANK_EXTRA_FIX
+    elif "model at" in why:
+        fix = rerank.FETCH_FIX
+    elif "reranker = none" in why:
+        fix = 'set reranker = "auto" in config.toml to rerank when a model is cached'
+    else:
+        fix = f"set reranker (auto, flashrank or none) and reranker_model ({', '.join(rerank.MODEL_FILES)})"
+    return Check("reranker", state, f"none: recall runs unreranked ({why})", fix)

@@ -1,0 +1,326 @@
+"""Use case: capture one session's new transcript lines into the stores, exactly once.
+
+Read from the session's cursor (shell) -> extract candidates (pure core, plus the optional LLM
+layer) -> write. A chunk's project candidates and the advanced cursor commit in ONE project
+store transaction, so a kill -9 at any point leaves both or neither. Global candidates go
+first in their own global-store transaction, which also records how far this session's
+global candidates are written: a rerun after a kill between the two commits skips them.
+Embedding happens after the commits; without an embedder the memories stay pending.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cortex.app import Cortex
+from cortex.capture import write as writer
+from cortex.capture.queue import QueueEntry
+from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_sourced
+from cortex.core.extract.transcript import Message, Role, parse_chunk
+from cortex.core.model import Candidate, Memory, Scope, Source
+from cortex.errors import CortexError
+from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
+from cortex.store.sqlite.store import CursorRow, Store
+
+log = logging.getLogger("cortex.capture.session")
+
+LAG_WAIT_S = 3.0  # Claude Code may write the turn's last lines after Stop fired
+LAG_POLL_S = 0.1
+TAIL_BYTES = 512 * 1024  # where to look for the Stop payload's last message
+PROBE_CHARS = 160
+_WS = re.compile(r"\s+")
+
+
+@dataclass
+class SessionReport:
+    """What capturing one session did."""
+
+    session_id: str
+    chunks: int = 0
+    messages: int = 0
+    candidates: int = 0
+    actions: dict[str, int] = field(default_factory=dict)
+    malformed: int = 0
+    restarted: bool = False
+    from_payload: bool = False  # the Stop payload's message was extracted (transcript lagged)
+    error: str | None = None
+    touched: dict[Scope, dict[str, Memory]] = field(default_factory=dict)
+
+    def count(self, outcomes: Sequence[writer.WriteOutcome]) -> None:
+        for o in outcomes:
+            self.actions[o.action] = self.actions.get(o.action, 0) + 1
+            if o.action in ("stored", "reinforced", "restored"):
+                self.touched.setdefault(o.scope, {})[o.memory.id] = o.memory
+
+
+@dataclass(frozen=True, slots=True)
+class GitFacts:
+    """Git context for the extractors plus the recent commit subjects the LLM layer reads."""
+
+    context: GitContext
+    recent_commits: tuple[str, ...] = ()
+
+
+def read_git_facts(root: Path) -> GitFacts:
+    """Branch, HEAD, changed files and recent commits (all empty outside a repository)."""
+    from cortex.shell import git
+
+    commits = tuple(f"{c.sha[:8]} {c.subject}" for c in git.read_recent_commits(root))
+    return GitFacts(git.read_git_context(root), commits)
+
+
+def capture_session(
+    cx: Cortex, entry: QueueEntry, git: GitFacts, *, closed: bool = False, lag_wait_s: float = LAG_WAIT_S
+) -> SessionReport:
+    """Extract and store everything new in the entry's transcript; log-and-report, never raise
+    for transcript problems (store errors do raise: the queue entry is then kept)."""
+    report = SessionReport(entry.session_id)
+    path = Path(entry.transcript_path)
+    store = cx.write_store(Scope.PROJECT)
+    row = store.read_cursor(entry.session_id)
+    same_file = row is not None and row.transcript_path == str(path)
+    cursor = Cursor(row.byte_offset, row.last_uuid) if row is not None and same_file else Cursor()
+    malformed = row.malformed if row is not None else 0
+    last = _read_to_end(cx, store, entry, git, cursor, malformed, closed, report)
+    if not entry.last_assistant_message.strip():
+        return report
+    if last is None:  # no readable transcript: the payload is all there is of this turn
+        _capture_payload_message(cx, store, entry, git, cursor, report)
+        return report
+    if not _landed(path, entry.last_assistant_message):
+        last = _wait_for_growth(cx, store, entry, git, last, closed, report, lag_wait_s)
+        if not _landed(path, entry.last_assistant_message):
+            _capture_payload_message(cx, store, entry, git, last, report)
+    return report
+
+
+def _read_to_end(
+    cx: Cortex,
+    store: Store,
+    entry: QueueEntry,
+    git: GitFacts,
+    cursor: Cursor,
+    malformed: int,
+    closed: bool,
+    report: SessionReport,
+) -> Cursor | None:
+    """Process chunk after chunk until the end of the file; the cursor reached, or None on error."""
+    path = Path(entry.transcript_path)
+    while True:
+        result = read_new_records(path, cursor, include_sidechains=cx.settings.include_sidechains)
+        if result.error:
+            # A session that ended before its first prompt never had a transcript: not a problem.
+            missing = result.error.startswith("transcript not found")
+            log.log(
+                logging.INFO if missing else logging.WARNING, "session %s: %s", entry.session_id, result.error
+            )
+            report.error = result.error
+            return None
+        if result.restarted:
+            log.info("session %s: reading %s again from the start: %s", entry.session_id, path, result.reason)
+            report.restarted = True
+        malformed += result.chunk.malformed
+        report.malformed += result.chunk.malformed
+        _commit_chunk(cx, store, entry, git, result, malformed, closed and not result.more, report)
+        cursor = result.cursor
+        if not result.more:
+            return cursor
+
+
+def _commit_chunk(
+    cx: Cortex,
+    store: Store,
+    entry: QueueEntry,
+    git: GitFacts,
+    result: ReadResult,
+    malformed: int,
+    closed: bool,
+    report: SessionReport,
+) -> None:
+    messages = result.chunk.messages
+    found = _candidates(cx, messages, git, entry.session_id) if messages else []
+    report.chunks += 1
+    report.messages += len(messages)
+    report.candidates += len(found)
+    local = [s for s in found if writer.candidate_scope(s.candidate) == Scope.PROJECT]
+    shared = [s for s in found if writer.candidate_scope(s.candidate) == Scope.GLOBAL]
+    if shared:
+        local += _write_global(cx, entry, result, shared, report)
+    row = CursorRow(
+        entry.session_id,
+        entry.transcript_path,
+        result.cursor.offset,
+        result.cursor.last_uuid,
+        malformed,
+        closed,
+    )
+    with store.transaction():
+        outcomes = writer.write_batch(cx, store, [_item(s, git) for s in local])
+        store.write_cursor(row, cx.now())
+    report.count(outcomes)
+
+
+def _write_global(
+    cx: Cortex,
+    entry: QueueEntry,
+    result: ReadResult | None,
+    shared: list[SourcedCandidate],
+    report: SessionReport,
+) -> list[SourcedCandidate]:
+    """Write global candidates; returns those that must go to the project store instead."""
+    try:
+        gstore = cx.write_store(Scope.GLOBAL)
+        done_to = 0
+        grow = gstore.read_cursor(entry.session_id)
+        same = grow is not None and grow.transcript_path == entry.transcript_path
+        if result is not None and grow is not None and same and not result.restarted:
+            done_to = grow.byte_offset
+        todo = [s for s in shared if result is None or s.end_offset > done_to]
+        with gstore.transaction():
+            outcomes = writer.write_batch(cx, gstore, [_item(s, GitFacts(GitContext())) for s in todo])
+            if result is not None:
+                gstore.write_cursor(
+                    CursorRow(
+                        entry.session_id,
+                        entry.transcript_path,
+                        result.cursor.offset,
+                        result.cursor.last_uuid,
+                        0,
+                        False,
+                    ),
+                    cx.now(),
+                )
+    except CortexError as exc:  # an unwritable global store must not lose the memories
+        log.warning("global store unavailable (%s); storing in the project store", exc.message)
+        return shared
+    report.count(outcomes)
+    return []
+
+
+def _item(s: SourcedCandidate, git: GitFacts) -> tuple[Candidate, Source]:
+    source = Source(
+        session_id=s.session_id,
+        transcript_offset=s.end_offset,
+        branch=s.branch,
+        commit=git.context.head,
+    )
+    return s.candidate, source
+
+
+def _candidates(
+    cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str
+) -> list[SourcedCandidate]:
+    root = str(cx.paths.root)
+    found = extract_sourced(messages, project_root=root, git=git.context)
+    # The transcript's own session id wins; the payload's fills the gaps.
+    found = [s if s.session_id else _with_session(s, session_id) for s in found]
+    return found + _llm(cx, messages, git, session_id)
+
+
+def _with_session(s: SourcedCandidate, session_id: str) -> SourcedCandidate:
+    return SourcedCandidate(s.candidate, s.end_offset, session_id, s.branch)
+
+
+def _llm(cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str) -> list[SourcedCandidate]:
+    """Layer 4 when an API key is set (its module is only imported then)."""
+    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        return []
+    try:
+        from cortex.capture.llm_layer import llm_candidates
+    except ImportError:
+        return []
+    cands = llm_candidates(cx, messages, git.context, session_id, recent_commits=git.recent_commits)
+    end = max(m.end_offset for m in messages)
+    branch = next((m.git_branch for m in reversed(messages) if m.git_branch), git.context.branch)
+    return [SourcedCandidate(c, end, session_id, branch) for c in cands]
+
+
+# -- a transcript that lags behind the Stop hook ----------------------------------------------
+def _probe(text: str) -> str:
+    return _WS.sub(" ", text).strip()[:PROBE_CHARS]
+
+
+def _landed(path: Path, message: str) -> bool:
+    """True when the transcript's last lines hold the assistant text the Stop payload carried."""
+    probe = _probe(message)
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            start = max(0, size - TAIL_BYTES)
+            fh.seek(start)
+            data = fh.read(TAIL_BYTES)
+    except OSError:
+        return False
+    if start:
+        data = data[data.find(b"\n") + 1 :]
+    chunk = parse_chunk(data, start, include_sidechains=True)
+    said = " ".join(t for m in chunk.messages if m.role is Role.ASSISTANT for t in m.texts)
+    return probe in _WS.sub(" ", said)
+
+
+def _wait_for_growth(
+    cx: Cortex,
+    store: Store,
+    entry: QueueEntry,
+    git: GitFacts,
+    cursor: Cursor,
+    closed: bool,
+    report: SessionReport,
+    wait_s: float,
+) -> Cursor:
+    """Poll briefly for the transcript to grow, and read what arrives; the cursor reached."""
+    path = Path(entry.transcript_path)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        time.sleep(LAG_POLL_S)
+        try:
+            grown = path.stat().st_size > cursor.offset
+        except OSError:
+            return cursor
+        if grown:
+            row = store.read_cursor(entry.session_id)
+            malformed = row.malformed if row is not None else 0
+            after = _read_to_end(cx, store, entry, git, cursor, malformed, closed, report)
+            if after is None:
+                return cursor
+            cursor = after
+            if _landed(path, entry.last_assistant_message):
+                return cursor
+    return cursor
+
+
+def _capture_payload_message(
+    cx: Cortex, store: Store, entry: QueueEntry, git: GitFacts, cursor: Cursor, report: SessionReport
+) -> None:
+    """Extract the Stop payload's message itself; when the transcript catches up, the same
+    text yields the same candidates again, which the write gate skips as exact duplicates."""
+    message = Message(
+        role=Role.ASSISTANT,
+        uuids=(),
+        end_offset=cursor.offset,
+        session_id=entry.session_id,
+        git_branch=git.context.branch,
+        cwd=entry.cwd or None,
+        texts=(entry.last_assistant_message,),
+    )
+    found = _candidates(cx, [message], git, entry.session_id)
+    report.from_payload = True
+    report.candidates += len(found)
+    local = [s for s in found if writer.candidate_scope(s.candidate) == Scope.PROJECT]
+    shared = [s for s in found if writer.candidate_scope(s.candidate) == Scope.GLOBAL]
+    if shared:
+        local += _write_global(cx, entry, None, shared, report)
+    with store.transaction():
+        outcomes = writer.write_batch(cx, store, [_item(s, git) for s in local])
+    report.count(outcomes)
+    log.info(
+        "session %s: the transcript lagged behind Stop; extracted the payload's last message (%d candidates)",
+        entry.session_id,
+        len(found),
+    )

@@ -1,0 +1,44 @@
+"""The `cortex` command: the root group with every command added from one explicit list."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cortex.cli import admin, briefing, lifecycle, memory, plugin, portability
+from cortex.cli.group import cli
+
+# Every command of `cortex`, in help order. A new command is added here and nowhere else.
+COMMANDS: tuple[click.Command, ...] = (
+    memory.remember,
+    memory.recall,
+    memory.get,
+    memory.forget,
+    memory.supersede,
+    admin.traverse,
+    admin.status,
+    admin.doctor,
+    admin.backfill,
+    briefing.brief,
+    lifecycle.lifecycle_cmd,
+    lifecycle.consolidate,
+    lifecycle.restore,
+    portability.index_code,
+    portability.export,
+    portability.import_cmd,
+    portability.rebuild,
+    plugin.hook,
+    plugin.demo,
+)
+for _command in COMMANDS:
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli(prog_name="cortex")
+    except BrokenPipeError:  # `cortex recall x | head` must not print a traceback
+        sys.stderr.close()
+        sys.exit(0)

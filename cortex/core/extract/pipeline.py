@@ -1,0 +1,166 @@
+"""Messages -> memory candidates: redact, then the explicit, structural, lexical layers. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
+from cortex.core.extract.markers import extract_lexical
+from cortex.core.extract.prose import parse_mentioned_paths
+from cortex.core.extract.structural import extract_structural, relative_path
+from cortex.core.extract.transcript import Message, ToolResult, ToolUse
+from cortex.core.model import Candidate, Layer
+from cortex.core.redact.secrets import redact, redact_value
+from cortex.core.text import content_hash, first_line_summary, normalize_text
+
+MAX_CANDIDATES_PER_CHUNK = 60
+MAX_FILES_PER_CANDIDATE = 10
+DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
+# Tool input fields the layers read; the rest (file contents, diffs) is never kept.
+KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description")
+
+
+@dataclass(frozen=True, slots=True)
+class GitContext:
+    """What git says about the project at extraction time (the shell fills it)."""
+
+    branch: str | None = None
+    head: str | None = None
+    changed_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SourcedCandidate:
+    """A candidate with where it came from in the transcript."""
+
+    candidate: Candidate
+    end_offset: int
+    session_id: str | None
+    branch: str | None
+
+
+def extract_candidates(
+    messages: Sequence[Message],
+    *,
+    project_root: str | None,
+    git: GitContext | None,
+    include_layers: Collection[Layer] = DEFAULT_LAYERS,
+) -> list[Candidate]:
+    """Candidates from layers 1-3 over redacted messages, deduplicated and capped."""
+    found = extract_sourced(messages, project_root=project_root, git=git, include_layers=include_layers)
+    return [s.candidate for s in found]
+
+
+def extract_sourced(
+    messages: Sequence[Message],
+    *,
+    project_root: str | None,
+    git: GitContext | None,
+    include_layers: Collection[Layer] = DEFAULT_LAYERS,
+) -> list[SourcedCandidate]:
+    """Like `extract_candidates`, keeping each candidate's transcript offset, session, branch."""
+    clean = redact_messages(messages)
+    git = git or GitContext()
+    words = _project_words(project_root, git.branch)
+    raw: list[tuple[Candidate, Message]] = []
+    if Layer.EXPLICIT in include_layers or Layer.USER in include_layers:
+        raw.extend(extract_explicit(clean, project_words=words, layers=include_layers))
+    if Layer.STRUCTURAL in include_layers:
+        raw.extend(extract_structural(clean, project_root=project_root))
+    if Layer.LEXICAL in include_layers:
+        raw.extend(extract_lexical([strip_memory_tags(m) for m in clean], project_words=words))
+    out: list[SourcedCandidate] = []
+    seen: set[str] = set()
+    for candidate, message in raw:
+        finished = _finish(candidate, message, project_root, git)
+        key = content_hash(finished.content)
+        if not finished.content or key in seen:
+            continue
+        seen.add(key)
+        branch = message.git_branch or git.branch
+        out.append(SourcedCandidate(finished, message.end_offset, message.session_id, branch))
+        if len(out) >= MAX_CANDIDATES_PER_CHUNK:
+            break
+    return out
+
+
+def redact_messages(messages: Sequence[Message]) -> list[Message]:
+    """The messages with every kept string redacted and tool inputs cut to the fields we read."""
+    cache: dict[tuple[str, str], ToolResult] = {}
+
+    def clean_result(result: ToolResult) -> ToolResult:
+        # A result appears twice (in its user message and linked to its call): redact it once.
+        key = (result.tool_use_id, result.content)
+        done = cache.get(key)
+        if done is None:
+            done = cache[key] = replace(result, content=redact(result.content).text)
+        return done
+
+    out = []
+    for message in messages:
+        uses = tuple(
+            ToolUse(u.id, u.name, _kept_input(u.input), u.result and clean_result(u.result))
+            for u in message.tool_uses
+        )
+        command = message.command
+        if command is not None:
+            command = replace(command, args=redact(command.args).text)
+        texts = tuple(t for t in (redact(t).text.strip() for t in message.texts) if t)
+        out.append(
+            replace(
+                message,
+                texts=texts,
+                tool_uses=uses,
+                tool_results=tuple(clean_result(r) for r in message.tool_results),
+                command=command,
+            )
+        )
+    return out
+
+
+def _finish(candidate: Candidate, message: Message, project_root: str | None, git: GitContext) -> Candidate:
+    content = normalize_text(candidate.content)
+    branch = message.git_branch or git.branch
+    tags = list(candidate.tags)
+    if branch and branch != "HEAD":
+        tags.append(f"branch:{branch}")
+    files = list(candidate.files) or _resolve_files(content, project_root, git.changed_files)
+    return replace(
+        candidate,
+        content=content,
+        summary=candidate.summary or first_line_summary(content),
+        tags=tuple(dict.fromkeys(tags)),
+        files=tuple(dict.fromkeys(files))[:MAX_FILES_PER_CANDIDATE],
+    )
+
+
+def _resolve_files(content: str, project_root: str | None, changed: Sequence[str]) -> list[str]:
+    """Paths the text mentions, made project-relative; a bare name resolves through the
+    changed files when exactly one of them has that name."""
+    resolved = []
+    for path in parse_mentioned_paths(content):
+        if "/" not in path:
+            matches = [f for f in changed if f.rsplit("/", 1)[-1] == path]
+            path = matches[0] if len(matches) == 1 else path
+        rel = relative_path(path, project_root)
+        if rel:
+            resolved.append(rel)
+    return resolved
+
+
+def _kept_input(tool_input: Mapping[str, object]) -> dict[str, object]:
+    kept = {k: tool_input[k] for k in KEPT_INPUT_FIELDS if isinstance(tool_input.get(k), str)}
+    redacted = redact_value(kept)
+    return redacted if isinstance(redacted, dict) else {}
+
+
+def _project_words(project_root: str | None, branch: str | None) -> frozenset[str]:
+    words = set()
+    if project_root:
+        name = project_root.rstrip("/").rsplit("/", 1)[-1]
+        if len(name) >= 3:
+            words.add(name)
+    if branch and branch not in ("main", "master", "HEAD", "develop", "trunk"):
+        words.add(branch)
+    return frozenset(words)

@@ -1,0 +1,231 @@
+"""Layer 2, structural: edits, test runs, commits and failures from tool calls. Pure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from cortex.core.extract.commands import (
+    clip,
+    first_line,
+    is_build_command,
+    is_cortex_command,
+    is_git_commit,
+    is_same_command,
+    is_test_command,
+    parse_commit,
+    parse_error_line,
+    parse_git_add_paths,
+    parse_test_outcome,
+    render_command,
+)
+from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
+from cortex.core.extract.transcript import Message, Role, ToolUse
+from cortex.core.model import Candidate, Layer, MemoryType
+
+MAX_FILES_LISTED = 8
+MAX_FILES_KEPT = 20
+MAX_DETAIL_CHARS = 160
+MIN_EXPLANATION_WORDS = 6
+EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+
+_EXPLAINS = re.compile(
+    r"\b(?:because|the (?:issue|problem|bug|fix|cause)|root cause|turns out|needs? to|must|"
+    r"requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|was using)\b",
+    re.IGNORECASE,
+)
+
+Found = list[tuple[Candidate, Message]]
+
+
+@dataclass(slots=True)
+class _Turn:
+    """A user prompt and everything up to the next one."""
+
+    prompt: Message | None
+    messages: list[Message] = field(default_factory=list)
+
+
+def relative_path(path: str, project_root: str | None) -> str | None:
+    """`path` relative to the project root; None for paths outside it (when a root is known)."""
+    if not project_root:
+        return path
+    root = project_root.rstrip("/")
+    if path.startswith(root + "/"):
+        return path[len(root) + 1 :]
+    return None if path == root or path.startswith(("/", "~")) else path
+
+
+def extract_structural(messages: Sequence[Message], *, project_root: str | None) -> Found:
+    """Progress/context candidates from each turn's tool calls, plus explained fixes (gotchas)."""
+    found: Found = []
+    for turn in _turns(messages):
+        found.extend(_edits(turn, project_root))
+        found.extend(_tests(turn))
+        found.extend(_commits(turn, project_root))
+    found.extend(_failures(messages))
+    return found
+
+
+def _turns(messages: Sequence[Message]) -> list[_Turn]:
+    turns: list[_Turn] = []
+    for message in messages:
+        starts_turn = message.role is Role.USER and bool(message.texts or message.command)
+        if starts_turn or not turns:
+            turns.append(_Turn(message if starts_turn else None))
+        turns[-1].messages.append(message)
+    return turns
+
+
+def _calls(messages: Sequence[Message]) -> list[tuple[ToolUse, Message]]:
+    return [(use, m) for m in messages for use in m.tool_uses]
+
+
+def _command(use: ToolUse) -> str | None:
+    command = use.input.get("command") if use.name == "Bash" else None
+    if not isinstance(command, str) or not command.strip() or is_cortex_command(command):
+        return None
+    return command
+
+
+def _edits(turn: _Turn, project_root: str | None) -> Found:
+    edited: dict[str, None] = {}
+    written: dict[str, None] = {}
+    last: Message | None = None
+    for use, message in _calls(turn.messages):
+        if use.name not in EDIT_TOOLS or use.failed:
+            continue
+        raw = use.input.get("file_path") or use.input.get("notebook_path")
+        path = relative_path(raw, project_root) if isinstance(raw, str) else None
+        if path:
+            (written if use.name == "Write" else edited).setdefault(path, None)
+            last = message
+    if last is None:
+        return []
+    parts = []
+    if edited:
+        parts.append("Edited " + _list_files(list(edited)))
+    if written:
+        parts.append(("wrote " if edited else "Wrote ") + _list_files(list(written)))
+    content = "; ".join(parts) + _request_note(turn.prompt)
+    files = tuple(dict.fromkeys([*edited, *written]))[:MAX_FILES_KEPT]
+    return [(_candidate(content, MemoryType.PROGRESS, files, 0.55, 3), last)]
+
+
+def _tests(turn: _Turn) -> Found:
+    outcomes: dict[str, tuple[bool, str, Message]] = {}
+    for use, message in _calls(turn.messages):
+        command = _command(use)
+        if command is None or not is_test_command(command) or use.result is None:
+            continue
+        if not use.result.rejected:
+            failed, summary = parse_test_outcome(use.result.content, exited_badly=bool(use.failed))
+            outcomes[render_command(command)] = (failed, summary, message)  # the last run wins
+    found: Found = []
+    for shown, (failed, summary, message) in outcomes.items():
+        verdict = "Tests failing" if failed else "Tests passed"
+        detail = f" ({clip(summary, MAX_DETAIL_CHARS)})" if summary else ""
+        content = f"{verdict}: `{shown}`{detail}"
+        found.append((_candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3), message))
+    return found
+
+
+def _commits(turn: _Turn, project_root: str | None) -> Found:
+    found: Found = []
+    for use, message in _calls(turn.messages):
+        command = _command(use)
+        if command is None or not is_git_commit(command) or use.result is None or use.failed:
+            continue
+        sha, subject = parse_commit(command, use.result.content)
+        if not subject:
+            continue
+        added = (relative_path(p, project_root) for p in parse_git_add_paths(command))
+        label = f"Committed {sha}: " if sha else "Committed: "
+        content = label + clip(subject, MAX_DETAIL_CHARS)
+        found.append(
+            (
+                _candidate(content, MemoryType.PROGRESS, tuple(p for p in added if p), 0.6, 4),
+                message,
+            )
+        )
+    return found
+
+
+def _failures(messages: Sequence[Message]) -> Found:
+    """A failing command fixed later in the chunk is a gotcha when the assistant explained why
+    in between; a build or lint command still failing at the end is context."""
+    calls = _calls(messages)
+    position = {id(m): i for i, m in enumerate(messages)}
+    found: Found = []
+    reported: set[str] = set()
+    for index, (use, message) in enumerate(calls):
+        command = _command(use)
+        if command is None or not use.failed or use.result is None or use.result.rejected:
+            continue
+        shown = render_command(command)
+        if shown in reported:
+            continue
+        error = clip(parse_error_line(use.result.content), MAX_DETAIL_CHARS)
+        fixed = _later_success(calls[index + 1 :], shown)
+        if fixed is not None:
+            why = _explanation(messages[position[id(message)] + 1 : position[id(fixed)] + 1])
+            if why:
+                reported.add(shown)
+                content = f"`{shown}` failed ({error}); fix: {why}"
+                found.append((_candidate(content, MemoryType.GOTCHA, (), 0.55, 4), fixed))
+        elif is_build_command(shown):
+            reported.add(shown)
+            content = f"Command failing: `{shown}` ({error})"
+            found.append((_candidate(content, MemoryType.CONTEXT, (), 0.5, 3), message))
+    return found
+
+
+def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> Message | None:
+    for use, message in calls:
+        command = _command(use)
+        if command and use.failed is False and is_same_command(render_command(command), shown):
+            return message
+    return None
+
+
+def _explanation(messages: Sequence[Message]) -> str:
+    """The first assistant sentence between failure and success that says why."""
+    for message in messages:
+        if message.role is not Role.ASSISTANT:
+            continue
+        for text in message.texts:
+            for block in parse_prose_blocks(text):
+                for sentence in parse_sentences(block):
+                    words = len(sentence.split())
+                    if words >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
+                        return clip(sentence, 300)
+    return ""
+
+
+def _request_note(prompt: Message | None) -> str:
+    if prompt is None or not prompt.texts:
+        return ""
+    request = first_line(prompt.texts[0])
+    if len(request.split()) < 4:
+        return ""
+    return f' (request: "{clip(request, 100)}")'
+
+
+def _list_files(paths: list[str]) -> str:
+    shown = ", ".join(paths[:MAX_FILES_LISTED])
+    extra = len(paths) - MAX_FILES_LISTED
+    return shown + (f" and {extra} more" if extra > 0 else "")
+
+
+def _candidate(
+    content: str, kind: MemoryType, files: tuple[str, ...], confidence: float, priority: int
+) -> Candidate:
+    return Candidate(
+        content=content,
+        type=kind,
+        layer=Layer.STRUCTURAL,
+        confidence=confidence,
+        priority=priority,
+        files=files,
+    )

@@ -1,0 +1,156 @@
+"""Recovery use cases: list checkpoints, roll back the last consolidation, restore a checkpoint."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cortex.app import Cortex
+from cortex.core.digest import StateDigest
+from cortex.core.model import Scope
+from cortex.errors import NotACortexStore, NotFound
+from cortex.store.sqlite import checkpoint, migrations
+from cortex.store.sqlite import maintenance as lifecycle_sql
+from cortex.store.sqlite.store import Store
+
+log = logging.getLogger("cortex.lifecycle.recovery")
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    """Checkpoints restored and the digests that prove it."""
+
+    restored: tuple[checkpoint.Checkpoint, ...]
+    digests: dict[str, str] = field(default_factory=dict)  # checkpoint name -> digest after
+    safety: tuple[checkpoint.Checkpoint, ...] = ()  # taken just before restoring
+    set_aside: tuple[Path, ...] = ()  # damaged store files moved out of the way (never deleted)
+
+    @property
+    def exact(self) -> bool:
+        return all(self.digests.get(c.name) == c.digest for c in self.restored)
+
+
+def list_all_checkpoints(cx: Cortex) -> list[checkpoint.Checkpoint]:
+    """Checkpoints of both stores, newest first."""
+    found = [
+        c
+        for scope in (Scope.PROJECT, Scope.GLOBAL)
+        for c in checkpoint.list_checkpoints(cx.store_path(scope))
+    ]
+    return sorted(found, key=lambda c: c.created, reverse=True)
+
+
+def _scope_of(cx: Cortex, cp: checkpoint.Checkpoint) -> Scope:
+    for scope in (Scope.PROJECT, Scope.GLOBAL):
+        if checkpoint.checkpoint_dir(cx.store_path(scope)) == cp.path.parent and cp.name.startswith(
+            cx.store_path(scope).stem + "-"
+        ):
+            return scope
+    raise NotFound(f"checkpoint {cp.name} belongs to no store of this project", "")
+
+
+def _newer_schema(path: Path) -> bool:
+    """True when the file is a cortex store of a newer schema (restoring would downgrade it)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0]) > migrations.LATEST_VERSION
+        finally:
+            conn.close()
+    except Exception:
+        return False
+
+
+def _set_aside(path: Path, stamp: str) -> list[Path]:
+    """Rename a damaged store (and its -wal/-shm) out of the way; it is kept, never deleted."""
+    moved = []
+    for suffix in ("", "-wal", "-shm"):
+        src = path.with_name(path.name + suffix)
+        if src.exists():
+            dst = path.with_name(f"{path.name}.damaged-{stamp}{suffix}")
+            src.replace(dst)
+            moved.append(dst)
+    return moved
+
+
+def _store_for(cx: Cortex, cp: checkpoint.Checkpoint, moved: list[Path]) -> Store:
+    """The store a checkpoint restores into; a corrupt store (the reason to restore) is moved
+    aside first, since it cannot be opened to receive the checkpoint."""
+    scope = _scope_of(cx, cp)
+    try:
+        return cx.write_store(scope)
+    except NotACortexStore as exc:
+        path = cx.store_path(scope)
+        if _newer_schema(path):
+            raise
+        with contextlib.suppress(OSError):
+            moved.extend(_set_aside(path, cx.now().strftime("%Y%m%dT%H%M%S")))
+        if not moved:
+            raise
+        log.warning("%s could not be opened (%s); moved aside to %s", path, exc.message, moved[0])
+        return cx.write_store(scope)
+
+
+def _restore_one(
+    cx: Cortex, cp: checkpoint.Checkpoint, moved: list[Path]
+) -> tuple[checkpoint.Checkpoint, StateDigest]:
+    store = _store_for(cx, cp, moved)
+    now = cx.now()
+    safety = checkpoint.write_checkpoint(
+        store,
+        reason="before-restore",
+        run=cp.run,
+        digest=lambda s: lifecycle_sql.read_state_digest(s).digest,
+        at=now,
+    )
+    checkpoint.restore_checkpoint(store, cp)
+    migrations.migrate(store.conn)  # a checkpoint from before an upgrade comes back up to date
+    after = lifecycle_sql.read_state_digest(store)
+    with store.transaction():
+        store.journal(
+            cx.actor, "checkpoint-restore", None, {"checkpoint": cp.name, "digest": after.digest}, now
+        )
+    checkpoint.mark_restored(cp, now)
+    return safety, after
+
+
+def restore(cx: Cortex, ref: str) -> RestoreReport:
+    """Restore one checkpoint by name (`cortex restore NAME`); a safety checkpoint comes first."""
+    paths = [cx.store_path(Scope.PROJECT), cx.store_path(Scope.GLOBAL)]
+    cp = checkpoint.find_checkpoint(paths, ref)
+    moved: list[Path] = []
+    safety, after = _restore_one(cx, cp, moved)
+    return RestoreReport((cp,), {cp.name: after.digest}, (safety,), tuple(moved))
+
+
+def last_consolidation(cx: Cortex) -> list[checkpoint.Checkpoint]:
+    """The checkpoints taken by the last consolidation that changed something (one per store)."""
+    taken = [c for c in list_all_checkpoints(cx) if c.reason == "consolidate"]
+    return [c for c in taken if c.run == taken[0].run] if taken else []
+
+
+def rollback(cx: Cortex) -> RestoreReport:
+    """Undo the last consolidation: restore every checkpoint of its run, once (`--rollback`)."""
+    chosen = last_consolidation(cx)
+    if not chosen:
+        raise NotFound(
+            "no consolidation to roll back: none has merged anything yet",
+            "list every checkpoint with `cortex restore --list`",
+        )
+    if any(c.restored_at for c in chosen):
+        raise NotFound(
+            f"the last consolidation ({chosen[0].name}) was already rolled back",
+            "restore an older state explicitly with `cortex restore NAME` (see `--list`)",
+        )
+    digests: dict[str, str] = {}
+    safety: list[checkpoint.Checkpoint] = []
+    moved: list[Path] = []
+    for cp in chosen:
+        taken, after = _restore_one(cx, cp, moved)
+        digests[cp.name] = after.digest
+        safety.append(taken)
+    return RestoreReport(tuple(chosen), digests, tuple(safety), tuple(moved))

@@ -1,0 +1,245 @@
+"""The recall use case: gather candidates from both stores, let the core rank them, record access."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from cortex.app import Cortex
+from cortex.core import graph
+from cortex.core.model import Edge, EdgeType, Hit, Memory, Scope, Status
+from cortex.core.recall.decide import (
+    DEFAULT_VECTOR_FLOOR,
+    Gathered,
+    RecallParams,
+    RecallPlan,
+    RecallRequest,
+    plan_recall,
+)
+from cortex.recall import gather as gathering
+from cortex.store.sqlite.store import Store
+
+log = logging.getLogger("cortex.recall")
+
+MAX_LIMIT = 100
+RERANK_DEPTH = 30  # cross-encoder cost grows with candidates: ~85 ms per 100 on 2 cores
+SEE_ALSO_DEPTH = 2
+SEE_ALSO_MAX = 5
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """What recall found, how, and what it could not do."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    mode: str  # "hybrid" | "keyword-only"
+    notes: tuple[str, ...]
+    abstained: bool
+    reason: str
+    intent: str
+    dropped_by_budget: int = 0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    evidence: dict[str, float | None] = field(default_factory=dict)  # what the floors were applied to
+
+
+def render_result(result: RecallResult) -> str:
+    """The text a person (or the model, through the skill) reads for a recall."""
+    from cortex.core.render import render_recall
+
+    return render_recall(
+        result.query,
+        result.hits,
+        mode=result.mode,
+        notes=result.notes,
+        abstained=result.abstained,
+        reason=result.reason,
+        dropped=result.dropped_by_budget,
+    )
+
+
+def _expand(stores: Sequence[Store], plan: RecallPlan, got: Gathered) -> list[Hit]:
+    """Attach raw code (`source_of`) and related memories to depth 2 ("see also")."""
+    by_scope = {s.scope: s for s in stores}
+    shown = {h.id for h in plan.hits}
+    edges: dict[Scope, list[Edge]] = {}
+    code: dict[str, Memory] = {}
+    for scope, store in by_scope.items():
+        mine = [h.id for h in plan.hits if got.memories[h.id].scope == scope]
+        edges[scope] = _edges_to_depth(store, mine) if mine else []
+        linked = {e.source for e in edges[scope] if e.type == EdgeType.SOURCE_OF}
+        linked |= {e.target for e in edges[scope] if e.type == EdgeType.SOURCE_OF}
+        code.update(store.get_many(sorted(linked)))
+    touching = {scope: _by_node(found) for scope, found in edges.items()}
+    hits: list[Hit] = []
+    for ranked in plan.hits:
+        memory = got.memories[ranked.id]
+        index = touching.get(memory.scope) or touching.get(stores[0].scope, {})
+        near_edges = _within_two_hops(index, ranked.id)
+        code_ids = [e.target for e in near_edges if e.type == EdgeType.SOURCE_OF and e.source == ranked.id]
+        code_ids += [e.source for e in near_edges if e.type == EdgeType.SOURCE_OF and e.target == ranked.id]
+        attached = tuple(code[c] for c in dict.fromkeys(code_ids) if c in code and c != ranked.id)
+        near = graph.traverse(ranked.id, near_edges, SEE_ALSO_DEPTH, direction="both")
+        see_also = tuple(nid for _, nid, e in near if nid not in shown and e.type != EdgeType.SOURCE_OF)
+        hits.append(
+            Hit(memory, ranked.score, memory.scope, dict(ranked.signals), attached, see_also[:SEE_ALSO_MAX])
+        )
+    return hits
+
+
+def _by_node(edges: Sequence[Edge]) -> dict[str, list[Edge]]:
+    index: dict[str, list[Edge]] = {}
+    for e in edges:
+        index.setdefault(e.source, []).append(e)
+        if e.target != e.source:
+            index.setdefault(e.target, []).append(e)
+    return index
+
+
+def _within_two_hops(index: dict[str, list[Edge]], start: str) -> list[Edge]:
+    """The edges a depth-2 walk from `start` can use, from an index of edges by node."""
+    first = index.get(start, [])
+    ring = {e.source for e in first} | {e.target for e in first}
+    local = {(e.source, e.target, e.type): e for n in ring for e in index.get(n, [])}
+    return [*first, *(e for key, e in local.items() if e not in first)]
+
+
+def _edges_to_depth(store: Store, starts: Sequence[str]) -> list[Edge]:
+    """Active edges within two hops of any of `starts` (two queries instead of the whole graph).
+
+    A walk of depth 2 from one start only uses edges touching it or its neighbours, so the
+    union serves every start: the extra edges are never reached from the others."""
+    first = store.edges(list(starts), status="active")
+    ring = {e.source for e in first} | {e.target for e in first}
+    second = store.edges(sorted(ring - set(starts)), status="active") if ring else []
+    return list({(e.source, e.target, e.type): e for e in [*first, *second]}.values())
+
+
+def _apply_access(cx: Cortex, hits: Sequence[Hit]) -> None:
+    """Count the access and restore archived memories that were recalled."""
+    now = cx.now()
+    for scope in (Scope.PROJECT, Scope.GLOBAL):
+        mine = [h.memory for h in hits if h.memory.scope == scope]
+        if not mine:
+            continue
+        store = cx.store(scope, create=False)
+        if store is None or store.conn.readonly:
+            continue
+        with store.transaction():
+            store.record_access([m.id for m in mine], now, cx.actor)
+            for m in mine:
+                if m.status == Status.ARCHIVED:
+                    current = store.get(m.id)
+                    if current is not None and current.status == Status.ARCHIVED:
+                        store.update_memory(
+                            current,
+                            replace(
+                                current,
+                                status=Status.ACTIVE,
+                                status_changed=now,
+                                low_since=None,
+                                updated=now,
+                            ),
+                            cx.actor,
+                            now,
+                            "restore",
+                        )
+
+
+def _first_pass(req: RecallRequest, got: Gathered, now: datetime, params: RecallParams, n: int) -> list[str]:
+    """The best `n` ids of a plain first pass (no second-pass votes, no diversity, no floors)."""
+    plain = replace(
+        params, use_mmr=False, use_graph=False, use_session=False, abstain=False, trim_weak_hits=False
+    )
+    first = plan_recall(replace(req, limit=n, budget_tokens=None), got, now, None, plain)
+    return [h.id for h in first.hits]
+
+
+def _with_rerank(
+    pool: gathering.Pool, req: RecallRequest, reranker: Any, ids: Sequence[str]
+) -> gathering.Pool:
+    """Cross-encoder scores for the first pass's best candidates (a failing model is skipped)."""
+    if not ids:
+        return pool
+    try:
+        scores = reranker.rerank(req.text, [pool.got.memories[i].content for i in ids])
+    except Exception as exc:  # reranking is an optional refinement; never fail a recall for it
+        log.warning("reranking failed: %s", exc)
+        return pool
+    return replace(pool, got=replace(pool.got, reranked=dict(zip(ids, scores, strict=True))))
+
+
+def default_params(cx: Cortex) -> RecallParams:
+    """The recall parameters for people: settings applied, hits without evidence left out."""
+    floor = cx.settings.recall_abstain_floor
+    mmr_lambda = cx.settings.recall_mmr_lambda
+    return RecallParams(
+        use_mmr=mmr_lambda < 1.0,
+        mmr_lambda=mmr_lambda,
+        trim_weak_hits=True,
+        vector_floor=floor if floor > 0 else DEFAULT_VECTOR_FLOOR,
+    )
+
+
+def recall(
+    cx: Cortex,
+    req: RecallRequest,
+    scope: str = "all",
+    params: RecallParams | None = None,
+    record: bool = True,
+) -> RecallResult:
+    """Hybrid recall over the project and global stores."""
+    started = time.perf_counter()
+    req = replace(req, limit=max(0, min(req.limit, MAX_LIMIT)))
+    stores = cx.read_stores(scope)
+    if params is None:
+        params = default_params(cx)
+    if not stores:
+        return RecallResult(
+            req.text,
+            (),
+            "keyword-only",
+            ("no memories stored yet",),
+            True,
+            "nothing in memory yet",
+            "plain",
+        )
+    candidates = max(cx.settings.recall_candidates, 2 * req.limit)
+    pool = gathering.gather(cx, req, stores, params, candidates)
+    now = cx.now()
+    if params.use_prf and pool.query_vector is not None:
+        feedback = _first_pass(req, pool.got, now, params, params.prf_docs)
+        pool = gathering.with_feedback(
+            pool, stores, req, feedback, params.prf_weight, candidates, params.use_chunks
+        )
+    if params.use_graph and params.graph_weight > 0:
+        pool = gathering.with_edges(pool, stores, _first_pass(req, pool.got, now, params, params.graph_seeds))
+    reranker = cx.reranker() if params.use_rerank else None
+    if reranker is not None:
+        pool = _with_rerank(pool, req, reranker, _first_pass(req, pool.got, now, params, RERANK_DEPTH))
+    gathered_at = time.perf_counter()
+    plan = plan_recall(req, pool.got, now, gathering.similarity(pool), params)
+    got, notes, mode = pool.got, pool.notes, pool.mode
+    hits = _expand(stores, plan, got) if plan.hits else []
+    if record and hits:
+        try:
+            _apply_access(cx, hits)
+        except Exception as exc:  # access stats are a nicety; never fail a recall for them
+            log.warning("could not record access: %s", exc)
+    done = time.perf_counter()
+    return RecallResult(
+        req.text,
+        tuple(hits),
+        mode,
+        tuple(notes),
+        plan.abstained,
+        plan.reason,
+        plan.intent,
+        plan.dropped_by_budget,
+        {"gather": (gathered_at - started) * 1000, "total": (done - started) * 1000},
+        {"best_cosine": plan.best_cosine, "best_coverage": plan.best_coverage},
+    )

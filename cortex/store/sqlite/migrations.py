@@ -1,0 +1,201 @@
+"""Numbered schema migrations, each applied in its own transaction on every open."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cortex.errors import NotACortexStore
+from cortex.store.sqlite.connection import APPLICATION_ID, Connection, transaction
+
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def m001_initial(conn: Connection) -> None:
+    """Memories, edges, journal, FTS5 (external content + triggers), cursors, vector bookkeeping."""
+    conn.execute(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE memories (
+            n INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            content TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            type TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            priority INTEGER NOT NULL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            source_session TEXT,
+            source_offset INTEGER,
+            source_branch TEXT,
+            source_commit TEXT,
+            source_files TEXT NOT NULL DEFAULT '[]',
+            tags TEXT NOT NULL DEFAULT '[]',
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_accessed TEXT,
+            created TEXT NOT NULL,
+            updated TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active',
+            content_hash TEXT NOT NULL,
+            low_since TEXT,
+            status_changed TEXT,
+            centrality REAL NOT NULL DEFAULT 0
+        )
+        """
+    )
+    # One live memory per content hash; superseded/pruned rows keep their history.
+    conn.execute(
+        "CREATE UNIQUE INDEX memories_live_hash ON memories(content_hash) "
+        "WHERE status IN ('active', 'archived')"
+    )
+    conn.execute("CREATE INDEX memories_status_type ON memories(status, type)")
+    conn.execute("CREATE INDEX memories_created ON memories(created)")
+    conn.execute(
+        """
+        CREATE TABLE edges (
+            source TEXT NOT NULL,
+            target TEXT NOT NULL,
+            type TEXT NOT NULL,
+            strength REAL NOT NULL DEFAULT 0.5,
+            status TEXT NOT NULL DEFAULT 'active',
+            created TEXT NOT NULL,
+            updated TEXT NOT NULL,
+            PRIMARY KEY (source, target, type)
+        ) WITHOUT ROWID
+        """
+    )
+    conn.execute("CREATE INDEX edges_target ON edges(target)")
+    conn.execute(
+        """
+        CREATE TABLE journal (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            op TEXT NOT NULL,
+            memory_id TEXT,
+            payload TEXT NOT NULL DEFAULT '{}'
+        )
+        """
+    )
+    conn.execute("CREATE INDEX journal_memory ON journal(memory_id)")
+    conn.execute(
+        f"""
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            content, summary, tags,
+            content='memories', content_rowid='n',
+            tokenize='{FTS_TOKENIZER}'
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, content, summary, tags)
+            VALUES (new.n, new.content, new.summary, new.tags);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, content, summary, tags)
+            VALUES ('delete', old.n, old.content, old.summary, old.tags);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER memories_fts_au AFTER UPDATE OF content, summary, tags ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, content, summary, tags)
+            VALUES ('delete', old.n, old.content, old.summary, old.tags);
+            INSERT INTO memories_fts(rowid, content, summary, tags)
+            VALUES (new.n, new.content, new.summary, new.tags);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE cursors (
+            session_id TEXT PRIMARY KEY,
+            transcript_path TEXT NOT NULL,
+            byte_offset INTEGER NOT NULL DEFAULT 0,
+            last_uuid TEXT,
+            malformed INTEGER NOT NULL DEFAULT 0,
+            closed INTEGER NOT NULL DEFAULT 0,
+            updated TEXT NOT NULL
+        ) WITHOUT ROWID
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE vec_indexes (
+            name TEXT PRIMARY KEY,
+            embedder_key TEXT NOT NULL UNIQUE,
+            dim INTEGER NOT NULL,
+            created TEXT NOT NULL
+        ) WITHOUT ROWID
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE embedded (
+            n INTEGER NOT NULL,
+            index_name TEXT NOT NULL,
+            PRIMARY KEY (n, index_name)
+        ) WITHOUT ROWID
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
+LATEST_VERSION = len(MIGRATIONS)
+
+
+def check_identity(conn: Connection) -> int:
+    """Return the schema version of a cortex store; refuse foreign or newer files without writing."""
+    # One statement, so one snapshot: read separately, a store another process is creating can
+    # show its tables but not yet its application id, and look foreign.
+    app_id, version, tables = conn.execute(
+        "SELECT (SELECT application_id FROM pragma_application_id),"
+        " (SELECT user_version FROM pragma_user_version),"
+        " (SELECT count(*) FROM sqlite_master WHERE type = 'table')"
+    ).fetchone()
+    version = int(version)
+    if app_id == 0 and not tables:
+        return 0
+    if app_id != APPLICATION_ID:
+        raise NotACortexStore(
+            f"{conn.path} is an SQLite database of another program, not a cortex store; "
+            "cortex left it untouched",
+            f"move it aside (mv {conn.path} {conn.path}.other); cortex then starts a new store there",
+        )
+    if version > LATEST_VERSION:
+        raise NotACortexStore(
+            f"{conn.path} was written by a newer cortex (schema {version}, this cortex knows "
+            f"{LATEST_VERSION})",
+            "upgrade cortex: pip install -U cortex-memory",
+        )
+    return version
+
+
+def migrate(conn: Connection, upto: int | None = None) -> int:
+    """Apply every pending migration (up to `upto`), one transaction each; return the new version."""
+    target = LATEST_VERSION if upto is None else upto
+    version = check_identity(conn)
+    while version < target:
+        step = MIGRATIONS[version]
+        with transaction(conn):
+            # Re-read inside the write lock: another process may have migrated meanwhile.
+            current = check_identity(conn)
+            if current > version:
+                version = current
+                continue
+            step(conn)
+            version += 1
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {version}")
+    return version

@@ -1,0 +1,111 @@
+"""Shell command classification and parsing for the structural layer."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex.core.extract.commands import (
+    is_build_command,
+    is_cortex_command,
+    is_git_commit,
+    is_same_command,
+    is_test_command,
+    parse_commit,
+    parse_error_line,
+    parse_git_add_paths,
+    parse_test_outcome,
+    render_command,
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -q tests/core",
+        "python -m pytest -x",
+        "uv run pytest",
+        "npm test",
+        "pnpm run test -- --watch=false",
+        "cargo test --all",
+        "go test ./...",
+        "mix test --seed 0 2>&1 | tail -5",
+        "make test",
+        "cd web && npx vitest run",
+    ],
+)
+def test_test_commands(command: str) -> None:
+    assert is_test_command(command)
+
+
+@pytest.mark.parametrize("command", ["ls -la", "cat pytest.ini", "git commit -m 'add tests'", "echo test"])
+def test_not_test_commands(command: str) -> None:
+    assert not is_test_command(command)
+
+
+def test_build_commit_and_own_commands() -> None:
+    assert is_build_command("npm run build") and is_build_command("mypy cortex")
+    assert not is_build_command("npm test") and not is_build_command("cat x")
+    assert is_git_commit("git -C repo commit -am x") and not is_git_commit("git log")
+    assert is_cortex_command("cortex recall sqlite") and not is_cortex_command("echo cortex")
+
+
+def test_render_command_drops_plumbing() -> None:
+    assert render_command("cd /repo && mix test --seed 0 2>&1 | tail -30") == "mix test --seed 0"
+    assert render_command("pytest -q\nsecond line") == "pytest -q"
+    assert render_command("x " * 200).endswith("…")
+
+
+def test_same_command_tolerates_small_retries() -> None:
+    assert is_same_command("python gen.py", "python3 gen.py")
+    assert is_same_command("pytest tests/a.py", "pytest tests/a.py")
+    assert not is_same_command("pytest tests/a.py", "ruff check tests/a.py")
+    assert not is_same_command("npm run build", "npm install left-pad")
+
+
+def test_parse_commit() -> None:
+    assert parse_commit("git commit -m x", "[main (root-commit) 1a2b3c4] first\n") == (
+        "1a2b3c4",
+        "first",
+    )
+    assert parse_commit('git commit -m "fix: a\\n\\nbody"', "") == ("", "fix: a")
+    assert parse_commit("git commit -m 'single'", "") == ("", "single")
+    assert parse_commit("git commit", "") == ("", "")
+
+
+def test_git_add_paths() -> None:
+    command = "git add a.py 'dir/b c.py' -- && git add -A && git add . && git commit -m x"
+    assert parse_git_add_paths(command) == ["a.py", "dir/b c.py"]
+    assert parse_git_add_paths("git add 'unterminated") == []
+
+
+@pytest.mark.parametrize(
+    ("output", "exited_badly", "failed", "summary"),
+    [
+        ("....\n5 passed in 0.1s", False, False, "5 passed in 0.1s"),
+        ("F...\n1 failed, 4 passed in 0.2s", False, True, "1 failed, 4 passed in 0.2s"),
+        ("14 doctests, 297 tests, 0 failures", False, False, "14 doctests, 297 tests, 0 failures"),
+        (
+            "test result: FAILED. 3 passed; 1 failed",
+            False,
+            True,
+            "test result: FAILED. 3 passed; 1 failed",
+        ),
+        (
+            "Exit code 2\nImportError: no module named x",
+            True,
+            True,
+            "ImportError: no module named x",
+        ),
+    ],
+)
+def test_test_outcome(output: str, exited_badly: bool, failed: bool, summary: str) -> None:
+    assert parse_test_outcome(output, exited_badly=exited_badly) == (failed, summary)
+
+
+def test_error_line_skips_the_exit_code_preamble() -> None:
+    assert (
+        parse_error_line("Exit code 1\ncat: x: No such file or directory")
+        == "cat: x: No such file or directory"
+    )
+    assert parse_error_line("Exit code 1\nsomething odd") == "something odd"
+    assert parse_error_line("") == ""

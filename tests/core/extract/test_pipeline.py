@@ -1,0 +1,281 @@
+"""Extraction end to end: explicit tags, /remember, redaction first, branch and file context."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cortex.core.extract.explicit import parse_memory_tags, parse_memory_type
+from cortex.core.extract.pipeline import DEFAULT_LAYERS, GitContext, extract_candidates, extract_sourced
+from cortex.core.extract.transcript import Message, Role, SlashCommand, ToolResult, ToolUse, parse_chunk
+from cortex.core.model import Candidate, Layer, MemoryType, Scope
+from tests.support.secrets_corpus import ANTHROPIC_KEY, SECRETS
+from tests.support.transcript_builders import FIXTURES, assistant, fixture_files, tool, user
+
+ROOT = "/home/dev/proj"
+
+
+def extract(
+    *messages: Message,
+    git: GitContext | None = None,
+    include_layers: Collection[Layer] = DEFAULT_LAYERS,
+) -> list[Candidate]:
+    return extract_candidates(list(messages), project_root=ROOT, git=git, include_layers=include_layers)
+
+
+# --- layer 1: explicit tags ----------------------------------------------------------------------
+
+
+D, G, P, C = MemoryType.DECISION, MemoryType.GOTCHA, MemoryType.PATTERN, MemoryType.CONTEXT
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[MEMORY: decision] Use SQLite in WAL mode.", [(D, "Use SQLite in WAL mode.")]),
+        ("[memory:Gotcha] -W error fails on warnings", [(G, "-W error fails on warnings")]),
+        ("[MEMORY: convention] Tests mirror the package.", [(P, "Tests mirror the package.")]),
+        ("[MEMORY: bug] Offsets are bytes.", [(G, "Offsets are bytes.")]),
+        ("[MEMORY: arch] Core is pure.", [(MemoryType.ARCHITECTURE, "Core is pure.")]),
+        ("[MEMORY: todo] Wire the worker.", [(MemoryType.PROGRESS, "Wire the worker.")]),
+        ("[MEMORY: status] Half done.", [(MemoryType.PROGRESS, "Half done.")]),
+        ("[MEMORY: pref] Short answers.", [(MemoryType.PREFERENCE, "Short answers.")]),
+        ("[MEMORY: whatever] Unknown is context.", [(C, "Unknown is context.")]),
+        ("[MEMORY] No type at all.", [(C, "No type at all.")]),
+        (
+            "[MEMORY: decision]\nNext line,\nand after.\n\nNot this.",
+            [(D, "Next line,\nand after.")],
+        ),
+        ("[MEMORY: decision] one [MEMORY: gotcha] two", [(D, "one"), (G, "two")]),
+        ("[MEMORY: decision]   \n\n", []),
+    ],
+)
+def test_memory_tags(text: str, expected: list[tuple[MemoryType, str]]) -> None:
+    assert parse_memory_tags(text) == expected
+
+
+def test_tags_inside_code_and_quotes_are_examples_not_memories() -> None:
+    # The skills teach the syntax with examples like these; they must not be stored.
+    text = (
+        "Write tags like this:\n\n```\n[MEMORY: decision] example inside a fence\n```\n\n"
+        "or inline: `[MEMORY: gotcha] example inline`.\n\n"
+        "> [MEMORY: pattern] a quoted example\n\n"
+        "[MEMORY: decision] The real one."
+    )
+    assert parse_memory_tags(text) == [(MemoryType.DECISION, "The real one.")]
+
+
+def test_tag_text_is_capped() -> None:
+    ((_, body),) = parse_memory_tags("[MEMORY: context] " + "word " * 1000)
+    assert len(body) <= 1500
+
+
+@pytest.mark.parametrize("name", ["Decision", " DECISIONS ", "decision"])
+def test_type_names_are_case_insensitive(name: str) -> None:
+    assert parse_memory_type(name) is MemoryType.DECISION
+
+
+def test_explicit_tags_from_user_and_assistant_become_high_confidence_candidates() -> None:
+    found = extract(
+        user("[MEMORY: preference] Answer in British English."),
+        assistant("Noted.\n\n[MEMORY: decision] Store offsets in bytes because JSONL is UTF-8."),
+    )
+    explicit = [c for c in found if c.layer is Layer.EXPLICIT]
+    assert [(c.type, c.content) for c in explicit] == [
+        (MemoryType.PREFERENCE, "Answer in British English."),
+        (MemoryType.DECISION, "Store offsets in bytes because JSONL is UTF-8."),
+    ]
+    assert all(c.confidence == 0.9 and c.priority == 7 for c in explicit)
+    assert explicit[0].scope is Scope.GLOBAL  # nothing project-specific in it
+    assert explicit[1].summary == "Store offsets in bytes because JSONL is UTF-8."
+
+
+def test_tagged_text_is_not_extracted_again_by_the_lexical_layer() -> None:
+    found = extract(assistant("[MEMORY: decision] We decided to use uv because pip is slow here."))
+    assert [c.layer for c in found] == [Layer.EXPLICIT]
+
+
+# --- /remember -----------------------------------------------------------------------------------
+
+
+def test_remember_command_echo() -> None:
+    message = Message(
+        Role.USER,
+        ("u",),
+        10,
+        command=SlashCommand("/cortex:remember", "--type gotcha --pin The CI box has no GPU"),
+    )
+    (found,) = extract(message)
+    assert (found.layer, found.type, found.content) == (
+        Layer.USER,
+        MemoryType.GOTCHA,
+        "The CI box has no GPU",
+    )
+    assert found.pinned and found.confidence == 0.95
+
+
+def test_remember_typed_as_text_with_a_tag_and_global_flag() -> None:
+    (found,) = extract(user("/remember --global [MEMORY: pref] I like terse commit messages"))
+    assert found.type is MemoryType.PREFERENCE and found.scope is Scope.GLOBAL
+    assert found.content == "I like terse commit messages"
+
+
+def test_other_commands_are_not_memories() -> None:
+    message = Message(Role.USER, ("u",), 1, command=SlashCommand("/compact", "keep it short"))
+    assert extract(message) == []
+
+
+# --- redaction, branch, files, dedupe -----------------------------------------------------------
+
+
+def test_text_is_redacted_before_any_layer_sees_it() -> None:
+    found = extract(
+        assistant(f"[MEMORY: gotcha] The staging key is {ANTHROPIC_KEY} and it expires monthly."),
+        assistant("[MEMORY: context] The deploy host is <private>10.0.0.7</private> behind the VPN."),
+    )
+    joined = "\n".join(c.content + c.summary for c in found)
+    assert ANTHROPIC_KEY not in joined and "10.0.0.7" not in joined
+    assert "[REDACTED:anthropic]" in joined
+
+
+def test_secrets_in_tool_calls_and_output_never_reach_candidates() -> None:
+    command = f"git commit -m 'rotate {ANTHROPIC_KEY}'"
+    use = ToolUse(
+        "t", "Bash", {"command": command}, ToolResult("t", f"[main abc1234] rotate {ANTHROPIC_KEY}")
+    )
+    found = extract(user("please commit the rotation"), assistant(uses=(use,)))
+    assert found and all(ANTHROPIC_KEY not in c.content for c in found)
+
+
+def test_branch_tag_comes_from_the_message_then_git() -> None:
+    (on_message,) = extract(assistant("[MEMORY: decision] Use uv.", branch="feature/x"))
+    assert "branch:feature/x" in on_message.tags
+    (from_git,) = extract(assistant("[MEMORY: decision] Use uv.", branch=None), git=GitContext(branch="main"))
+    assert "branch:main" in from_git.tags
+    (detached,) = extract(assistant("[MEMORY: decision] Use uv.", branch="HEAD"))
+    assert not any(t.startswith("branch:") for t in detached.tags)
+
+
+def test_mentioned_files_are_made_project_relative_and_resolved_through_changed_files() -> None:
+    git = GitContext(branch="main", changed_files=("cortex/shell/db.py", "README.md"))
+    (found,) = extract(
+        assistant(f"[MEMORY: gotcha] db.py must set busy_timeout before {ROOT}/cortex/cli.py opens it."),
+        git=git,
+    )
+    assert found.files == ("cortex/shell/db.py", "cortex/cli.py")
+
+
+def test_duplicates_across_messages_collapse_to_one() -> None:
+    found = extract(
+        assistant("[MEMORY: decision] Use uv."),
+        assistant("[MEMORY: decision]   use UV."),
+    )
+    assert len(found) == 1
+
+
+def test_layers_can_be_switched_off() -> None:
+    messages = (
+        user("please fix the parser"),
+        assistant(
+            "[MEMORY: decision] Use uv.",
+            uses=(tool("Edit", {"file_path": f"{ROOT}/a.py"}),),
+        ),
+    )
+    assert {c.layer for c in extract(*messages)} == {Layer.EXPLICIT, Layer.STRUCTURAL}
+    only = extract(*messages, include_layers={Layer.STRUCTURAL})
+    assert {c.layer for c in only} == {Layer.STRUCTURAL}
+
+
+def test_sourced_candidates_carry_offset_session_and_branch() -> None:
+    message = Message(
+        Role.ASSISTANT,
+        ("a",),
+        4242,
+        texts=("[MEMORY: decision] Use uv.",),
+        session_id="s1",
+        git_branch="dev",
+    )
+    (sourced,) = extract_sourced([message], project_root=ROOT, git=None)
+    assert (sourced.end_offset, sourced.session_id, sourced.branch) == (4242, "s1", "dev")
+
+
+# --- the real transcripts ------------------------------------------------------------------------
+
+EXPECTED_COUNTS = {
+    "sample_main_transcript.jsonl": (2, 6),
+    "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl": (8, 30),
+}
+
+
+@pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"shared transcript fixtures not found at {FIXTURES}")
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_real_transcripts_give_a_sane_number_of_candidates(path: Path) -> None:
+    chunk = parse_chunk(path.read_bytes(), 0)
+    root = next((m.cwd for m in chunk.messages if m.cwd), None)
+    found = extract_candidates(chunk.messages, project_root=root, git=None)
+    low, high = EXPECTED_COUNTS.get(path.name, (0, 5))
+    assert low <= len(found) <= high
+    for candidate in found:
+        assert candidate.content and candidate.summary
+        assert 0 < candidate.confidence <= 1 and 1 <= candidate.priority <= 10
+        assert all(not f.startswith("/") for f in candidate.files)
+
+
+# --- invariants ----------------------------------------------------------------------------------
+
+texts = st.one_of(
+    st.text(max_size=200),
+    st.sampled_from(
+        [
+            "[MEMORY: decision] We decided to use uv because pip is slow.",
+            "```\n[MEMORY: gotcha] fenced\n```",
+            "The root cause was a race in `worker.py` because two sessions wrote at once.",
+            "I prefer short answers. Please always run the tests.",
+            "<private>never store this</private> and this is fine",
+            "<PRIVATE>unclosed secret tail",
+        ]
+    ),
+    st.sampled_from([s.text for s in SECRETS]),
+)
+results = st.builds(
+    ToolResult,
+    tool_use_id=st.just("t"),
+    content=texts,
+    is_error=st.booleans(),
+    rejected=st.booleans(),
+    exit_code=st.none() | st.integers(-1, 255),
+)
+tool_uses = st.builds(
+    ToolUse,
+    id=st.just("t"),
+    name=st.sampled_from(["Bash", "Edit", "Write", "Read", "Other"]),
+    input=st.dictionaries(
+        st.sampled_from(["command", "file_path", "content", "x"]), st.one_of(texts, st.integers())
+    ),
+    result=st.none() | results,
+)
+messages = st.builds(
+    Message,
+    role=st.sampled_from(Role),
+    uuids=st.just(("u",)),
+    end_offset=st.integers(0, 10**6),
+    texts=st.lists(texts, max_size=3).map(tuple),
+    tool_uses=st.lists(tool_uses, max_size=3).map(tuple),
+    command=st.none() | st.builds(SlashCommand, st.sampled_from(["/remember", "/x"]), texts),
+    git_branch=st.none() | st.sampled_from(["main", "feature/x", "HEAD"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(messages, max_size=6), st.none() | st.sampled_from([ROOT, "/", ""]))
+def test_extraction_never_raises_and_never_leaks(batch: list[Message], root: str | None) -> None:
+    found = extract_candidates(batch, project_root=root, git=GitContext(changed_files=("a.py",)))
+    for candidate in found:
+        blob = "\n".join([candidate.content, candidate.summary, *candidate.tags, *candidate.files])
+        assert "never store this" not in blob and "unclosed secret tail" not in blob
+        for sample in SECRETS:
+            assert sample.secret not in blob

@@ -1,0 +1,163 @@
+"""Layer 2: what tool calls say about progress, tests, commits and fixed failures."""
+
+from __future__ import annotations
+
+from cortex.core.extract.structural import extract_structural, relative_path
+from cortex.core.extract.transcript import Message, ToolUse
+from cortex.core.model import Candidate, Layer, MemoryType
+from tests.support.transcript_builders import assistant, bash, tool, user
+
+ROOT = "/home/dev/proj"
+
+
+def run(*messages: Message) -> list[Candidate]:
+    return [c for c, _ in extract_structural(list(messages), project_root=ROOT)]
+
+
+def turn(prompt: str, *uses: ToolUse, text: str = "") -> tuple[Message, Message]:
+    return user(prompt), assistant(*([text] if text else []), uses=uses)
+
+
+def test_edits_in_a_turn_become_one_progress_memory_with_relative_files() -> None:
+    found = run(
+        *turn(
+            "please refactor the database layer",
+            tool("Edit", {"file_path": f"{ROOT}/cortex/shell/db.py"}, tid="1"),
+            tool("MultiEdit", {"file_path": f"{ROOT}/cortex/cli.py"}, tid="2"),
+            tool("Write", {"file_path": f"{ROOT}/tests/test_db.py"}, tid="3"),
+            tool("Edit", {"file_path": f"{ROOT}/cortex/shell/db.py"}, tid="4"),
+            tool("Edit", {"file_path": "/etc/hosts"}, tid="5"),  # outside the project
+            tool("Edit", {"file_path": f"{ROOT}/broken.py"}, error=True, tid="6"),
+            tool("Read", {"file_path": f"{ROOT}/README.md"}, tid="7"),
+        )
+    )
+    (edit,) = found
+    assert edit.type is MemoryType.PROGRESS and edit.layer is Layer.STRUCTURAL
+    assert edit.content == (
+        'Edited cortex/shell/db.py, cortex/cli.py; wrote tests/test_db.py (request: "please '
+        'refactor the database layer")'
+    )
+    assert edit.files == ("cortex/shell/db.py", "cortex/cli.py", "tests/test_db.py")
+    assert 0.5 <= edit.confidence <= 0.6 and edit.priority in (3, 4)
+
+
+def test_many_files_are_summarised() -> None:
+    uses = [tool("Edit", {"file_path": f"{ROOT}/f{i}.py"}, tid=str(i)) for i in range(12)]
+    (edit,) = run(*turn("go", *uses))
+    assert edit.content.endswith("and 4 more")
+    assert len(edit.files) == 12
+
+
+def test_test_runs_report_the_last_outcome_with_the_summary_line() -> None:
+    failing = bash("pytest tests/test_x.py", "E   AssertionError\n1 failed, 3 passed", error=True, tid="1")
+    passing = bash("pytest tests/test_x.py", "4 passed in 0.2s", tid="2")
+    (only_last,) = run(*turn("fix it", failing, passing))
+    assert only_last.content == "Tests passed: `pytest tests/test_x.py` (4 passed in 0.2s)"
+    (failed,) = run(*turn("fix it", passing, failing))
+    assert failed.content == "Tests failing: `pytest tests/test_x.py` (1 failed, 3 passed)"
+    assert failed.priority > only_last.priority
+
+
+def test_piped_test_output_is_judged_by_its_summary_not_the_exit_code() -> None:
+    # `| tail` exits 0 whatever the tests did.
+    run_ = bash(
+        "mix test --seed 0 2>&1 | tail -5",
+        "Finished in 2.0s\n14 doctests, 297 tests, 11 failures",
+        tid="1",
+    )
+    (found,) = run(*turn("run the tests", run_))
+    assert found.content == "Tests failing: `mix test --seed 0` (14 doctests, 297 tests, 11 failures)"
+    ok = bash("npm test", "Tests: 12 passed, 12 total", tid="2")
+    (passed,) = run(*turn("run the tests", ok))
+    assert passed.content.startswith("Tests passed: `npm test`")
+
+
+def test_commits_use_git_output_then_the_message() -> None:
+    from_output = bash(
+        "git add -A && git commit -m 'feat: x'",
+        "[main 12e2d10] feat: add OTEL dependencies\n 8 files changed",
+        tid="1",
+    )
+    heredoc = bash(
+        "git add cortex/a.py cortex/b.py && "
+        "git commit -m \"$(cat <<'EOF'\nfix: retry on busy\n\nBody\nEOF\n)\"",
+        "",
+        tid="2",
+    )
+    rejected = bash("git commit -m 'nope'", "pre-commit failed", error=True, tid="3")
+    found = run(*turn("commit", from_output, heredoc, rejected))
+    assert [c.content for c in found] == [
+        "Committed 12e2d10: feat: add OTEL dependencies",
+        "Committed: fix: retry on busy",
+    ]
+    assert found[1].files == ("cortex/a.py", "cortex/b.py")
+
+
+def test_explained_fix_of_a_failing_command_is_a_gotcha() -> None:
+    messages = [
+        user("run the script"),
+        assistant(
+            uses=(
+                bash(
+                    "python gen.py",
+                    "Exit code 127\n/bin/bash: python: command not found",
+                    error=True,
+                    tid="1",
+                ),
+            )
+        ),
+        assistant("The failure is because this image only ships `python3`, not `python`."),
+        assistant(uses=(bash("python3 gen.py", "Sum: 307", tid="2"),)),
+    ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert gotcha.content == (
+        "`python gen.py` failed (/bin/bash: python: command not found); fix: The failure is "
+        "because this image only ships `python3`, not `python`."
+    )
+
+
+def test_fix_without_an_explanation_is_not_a_gotcha() -> None:
+    messages = [
+        user("commit"),
+        assistant(uses=(bash("git commit -m 'x'", "[FORMAT] Code is not formatted.", error=True, tid="1"),)),
+        assistant("Let me format the code:", uses=(bash("mix format", "", tid="2"),)),
+        assistant(uses=(bash("git commit -m 'x'", "[main abc1234] x", tid="3"),)),
+    ]
+    assert not [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+
+
+def test_build_command_still_failing_is_context() -> None:
+    messages = turn(
+        "build it",
+        bash(
+            "npm run build",
+            "Exit code 2\nsrc/a.ts(3,1): error TS2304: Cannot find name 'x'.",
+            error=True,
+        ),
+    )
+    (failing,) = run(*messages)
+    assert failing.type is MemoryType.CONTEXT
+    assert (
+        failing.content
+        == "Command failing: `npm run build` (src/a.ts(3,1): error TS2304: Cannot find name 'x'.)"
+    )
+
+
+def test_trivial_rejected_and_cortex_commands_say_nothing() -> None:
+    messages = turn(
+        "look around",
+        bash("cat missing.txt", "cat: missing.txt: No such file or directory", error=True, tid="1"),
+        bash("pytest", "", error=True, rejected=True, tid="2"),
+        bash('cortex recall "sqlite"', "", tid="3"),
+        bash("ls -la", "total 0", tid="4"),
+    )
+    assert run(*messages) == []
+
+
+def test_relative_path() -> None:
+    assert relative_path(f"{ROOT}/a/b.py", ROOT) == "a/b.py"
+    assert relative_path(f"{ROOT}/a/b.py", ROOT + "/") == "a/b.py"
+    assert relative_path("/elsewhere/b.py", ROOT) is None
+    assert relative_path(ROOT, ROOT) is None
+    assert relative_path("a/b.py", ROOT) == "a/b.py"
+    assert relative_path("/x/b.py", None) == "/x/b.py"

@@ -1,0 +1,258 @@
+"""The write gate: exact and near duplicates, the uncertain band, edges, and what it never does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cortex.core.model import (
+    Candidate,
+    EdgeStatus,
+    EdgeType,
+    Layer,
+    Memory,
+    MemoryType,
+    Scope,
+    Source,
+    Status,
+)
+from cortex.core.text import content_hash
+from cortex.core.write.gate import (
+    NEAR_DUPLICATE_COSINE,
+    NEAR_DUPLICATE_JACCARD,
+    RELATED_JACCARD,
+    UNCERTAIN_JACCARD,
+    Neighbour,
+    WriteAction,
+    plan_write,
+)
+from tests.support.strategies import memories
+
+NOW = datetime(2026, 11, 21, tzinfo=UTC)
+
+
+def memory(mid: str, content: str, status: Status = Status.ACTIVE, **kw: object) -> Memory:
+    fields: dict[str, object] = {
+        "id": mid,
+        "content": content,
+        "summary": content[:40],
+        "type": MemoryType.DECISION,
+        "scope": Scope.PROJECT,
+        "confidence": 0.6,
+        "priority": 5,
+        "pinned": False,
+        "source": Source(files=("a.py",)),
+        "tags": ("db",),
+        "access_count": 0,
+        "last_accessed": None,
+        "created": NOW,
+        "updated": NOW,
+        "status": status,
+        "content_hash": content_hash(content),
+    }
+    fields.update(kw)
+    return Memory(**fields)  # type: ignore[arg-type]
+
+
+def candidate(content: str = "We use SQLite in WAL mode for the store", **kw: object) -> Candidate:
+    fields: dict[str, object] = {
+        "content": content,
+        "type": MemoryType.DECISION,
+        "layer": Layer.LEXICAL,
+        "confidence": 0.7,
+        "tags": ("branch:main",),
+        "files": ("b.py",),
+    }
+    fields.update(kw)
+    return Candidate(**fields)  # type: ignore[arg-type]
+
+
+# --- exact duplicates ----------------------------------------------------------------------------
+
+
+def test_exact_duplicate_is_skipped_without_touching_the_memory() -> None:
+    plan = plan_write(
+        candidate(), exact=memory("m1", "We use SQLite in WAL mode for the store"), neighbours=[]
+    )
+    assert plan.action is WriteAction.SKIP and plan.target_id == "m1"
+    assert not plan.restore and plan.confidence is None and plan.edges == ()
+
+
+@pytest.mark.parametrize("status", [Status.ARCHIVED, Status.PRUNED])
+def test_exact_duplicate_of_an_archived_memory_plans_a_restore(status: Status) -> None:
+    plan = plan_write(candidate(), exact=memory("m1", "x", status), neighbours=[])
+    assert plan.action is WriteAction.SKIP and plan.restore and plan.target_id == "m1"
+
+
+def test_exact_duplicate_of_a_superseded_memory_stays_superseded() -> None:
+    plan = plan_write(candidate(), exact=memory("m1", "x", Status.SUPERSEDED), neighbours=[])
+    assert plan.action is WriteAction.SKIP and not plan.restore
+
+
+# --- near duplicates and the uncertain band ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("jaccard", "cosine", "action", "needs"),
+    [
+        (NEAR_DUPLICATE_JACCARD, None, WriteAction.REINFORCE, ()),
+        (0.95, None, WriteAction.REINFORCE, ()),
+        (NEAR_DUPLICATE_JACCARD - 0.01, None, WriteAction.INSERT, ("m1",)),
+        (UNCERTAIN_JACCARD, None, WriteAction.INSERT, ("m1",)),
+        (0.6, NEAR_DUPLICATE_COSINE, WriteAction.REINFORCE, ()),
+        (0.6, NEAR_DUPLICATE_COSINE - 0.01, WriteAction.INSERT, ()),
+        (UNCERTAIN_JACCARD - 0.01, None, WriteAction.INSERT, ()),  # below the band: no embedding
+        (UNCERTAIN_JACCARD - 0.01, 0.99, WriteAction.INSERT, ()),  # cosine alone never merges
+    ],
+)
+def test_thresholds(
+    jaccard: float, cosine: float | None, action: WriteAction, needs: tuple[str, ...]
+) -> None:
+    near = Neighbour(memory("m1", "We use SQLite in WAL mode"), jaccard, cosine)
+    plan = plan_write(candidate(), exact=None, neighbours=[near])
+    assert plan.action is action
+    assert plan.needs_cosine == needs
+
+
+def test_reinforce_bumps_confidence_and_access_and_merges_tags_and_files() -> None:
+    near = Neighbour(memory("m1", "We use SQLite in WAL mode for the store, always"), 0.85)
+    plan = plan_write(candidate(confidence=0.7), exact=None, neighbours=[near])
+    assert plan.action is WriteAction.REINFORCE and plan.target_id == "m1"
+    assert plan.confidence == pytest.approx(0.75)
+    assert plan.access_delta == 1
+    assert plan.tags == ("db", "branch:main") and plan.files == ("a.py", "b.py")
+    assert plan.content is None  # the stored wording stays
+
+
+def test_reinforce_adopts_the_candidate_text_only_when_it_says_strictly_more() -> None:
+    short = memory("m1", "We use SQLite in WAL mode")
+    longer = candidate("We use SQLite in WAL mode because several sessions write at once")
+    plan = plan_write(longer, exact=None, neighbours=[Neighbour(short, 0.9)])
+    assert plan.content == longer.content
+    different = candidate("SQLite WAL mode is what we use")
+    plan = plan_write(different, exact=None, neighbours=[Neighbour(short, 0.9)])
+    assert plan.content is None
+
+
+def test_reinforcing_an_archived_memory_restores_it() -> None:
+    near = Neighbour(memory("m1", "x", Status.ARCHIVED), 0.9)
+    plan = plan_write(candidate(), exact=None, neighbours=[near])
+    assert plan.action is WriteAction.REINFORCE and plan.restore
+
+
+def test_near_duplicate_of_a_superseded_memory_is_skipped() -> None:
+    near = Neighbour(memory("m1", "We use SQLite in WAL mode for the store", Status.SUPERSEDED), 0.9)
+    plan = plan_write(candidate(), exact=None, neighbours=[near])
+    assert plan.action is WriteAction.SKIP and plan.target_id == "m1"
+
+
+def test_confidence_never_exceeds_one() -> None:
+    near = Neighbour(memory("m1", "x", confidence=0.99), 0.9)
+    plan = plan_write(candidate(confidence=1.0), exact=None, neighbours=[near])
+    assert plan.confidence == 1.0
+
+
+def test_reversed_statement_is_not_merged_but_flagged_as_a_possible_contradiction() -> None:
+    old = memory("m1", "We decided to use Redis for the job queue")
+    new = candidate("We decided not to use Redis for the job queue")
+    plan = plan_write(new, exact=None, neighbours=[Neighbour(old, 0.875)])
+    assert plan.action is WriteAction.INSERT
+    (edge,) = plan.edges
+    assert (edge.target, edge.type, edge.status) == (
+        "m1",
+        EdgeType.CONTRADICTS,
+        EdgeStatus.SUGGESTED,
+    )
+
+
+def test_passing_tests_do_not_reinforce_a_failing_tests_memory() -> None:
+    old = memory("m1", "Tests failing: `pytest tests/test_x.py` (1 failed)", type=MemoryType.PROGRESS)
+    new = candidate("Tests passed: `pytest tests/test_x.py` (1 passed)", type=MemoryType.PROGRESS)
+    plan = plan_write(new, exact=None, neighbours=[Neighbour(old, 0.6, 0.95)])
+    assert plan.action is WriteAction.INSERT
+
+
+# --- edges ---------------------------------------------------------------------------------------
+
+
+def test_insert_links_related_memories_and_suggests_uncertain_ones() -> None:
+    neighbours = [
+        Neighbour(memory("related", "a"), RELATED_JACCARD),
+        Neighbour(memory("by-cosine", "b"), 0.1, 0.8),
+        Neighbour(memory("uncertain", "c"), 0.6),
+        Neighbour(memory("paraphrase", "d"), 0.2, 0.95),
+        Neighbour(memory("far", "e"), 0.1, 0.3),
+        Neighbour(memory("gone", "f", Status.PRUNED), 0.4),
+    ]
+    plan = plan_write(candidate(), exact=None, neighbours=neighbours)
+    assert plan.action is WriteAction.INSERT and plan.needs_cosine == ("uncertain",)
+    edges = {e.target: (e.type, e.status) for e in plan.edges}
+    assert edges == {
+        "related": (EdgeType.RELATES_TO, EdgeStatus.ACTIVE),
+        "by-cosine": (EdgeType.RELATES_TO, EdgeStatus.ACTIVE),
+        "uncertain": (EdgeType.RELATES_TO, EdgeStatus.SUGGESTED),
+        "paraphrase": (EdgeType.RELATES_TO, EdgeStatus.SUGGESTED),
+    }
+    assert all(e.source is None for e in plan.edges)
+
+
+def test_reinforce_links_the_target_to_the_other_neighbours() -> None:
+    neighbours = [Neighbour(memory("dup", "x"), 0.9), Neighbour(memory("rel", "y"), 0.3)]
+    plan = plan_write(candidate(), exact=None, neighbours=neighbours)
+    assert plan.action is WriteAction.REINFORCE
+    assert [(e.source, e.target) for e in plan.edges] == [("dup", "rel")]
+
+
+def test_repeated_neighbours_count_once_at_their_best() -> None:
+    m = memory("m1", "x")
+    plan = plan_write(candidate(), exact=None, neighbours=[Neighbour(m, 0.3), Neighbour(m, 0.9)])
+    assert plan.action is WriteAction.REINFORCE and plan.target_id == "m1" and plan.edges == ()
+
+
+def test_edges_are_capped() -> None:
+    neighbours = [Neighbour(memory(f"m{i}", "x"), 0.3 + i / 100) for i in range(10)]
+    plan = plan_write(candidate(), exact=None, neighbours=neighbours)
+    assert len(plan.edges) == 5
+    assert [e.target for e in plan.edges] == ["m9", "m8", "m7", "m6", "m5"]
+
+
+# --- invariants ----------------------------------------------------------------------------------
+
+similarity = st.floats(0.0, 1.0)
+neighbours = st.lists(st.builds(Neighbour, memories(), similarity, st.none() | similarity), max_size=8)
+candidates = st.builds(
+    candidate,
+    content=st.text(max_size=60),
+    confidence=st.floats(0.0, 1.0),
+)
+
+
+@given(candidates, st.none() | memories(), neighbours)
+def test_never_plans_supersedes_and_never_a_self_edge(
+    cand: Candidate, exact: Memory | None, near: list[Neighbour]
+) -> None:
+    plan = plan_write(cand, exact=exact, neighbours=near)
+    for edge in plan.edges:
+        assert edge.type is not EdgeType.SUPERSEDES
+        assert edge.source != edge.target
+        assert 0.0 <= edge.strength <= 1.0
+    if plan.action is not WriteAction.INSERT:
+        assert plan.target_id is not None
+        assert all(e.source == plan.target_id for e in plan.edges)
+    if plan.confidence is not None:
+        assert 0.0 <= plan.confidence <= 1.0
+    ids = {n.memory.id for n in near}
+    assert set(plan.needs_cosine) <= ids
+    assert len({e.target for e in plan.edges}) == len(plan.edges)
+
+
+@given(candidates, neighbours)
+def test_cosines_resolve_the_uncertain_band(cand: Candidate, near: list[Neighbour]) -> None:
+    first = plan_write(cand, exact=None, neighbours=near)
+    resolved = [replace(n, cosine=n.cosine if n.cosine is not None else 0.5) for n in near]
+    assert plan_write(cand, exact=None, neighbours=resolved).needs_cosine == ()
+    assert set(first.needs_cosine) <= {n.memory.id for n in near}
