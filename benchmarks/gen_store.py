@@ -238,9 +238,9 @@ def load_document_embedder(cache_dir: Path = CACHE_DIR) -> tuple[Any, str]:
     home = cache_dir / "home"
     embed.ensure_onnx_export(resolve_model(None), home)
     choice = embed.load_query_embedder(None, home)
-    if choice.embedder is None:
+    if choice.backend is None:
         raise RuntimeError(f"no local embedder: {choice.note}")
-    return CachedEmbedder(choice.embedder, EmbeddingCache(cache_dir / CACHE_FILE)), choice.note
+    return CachedEmbedder(choice.backend, EmbeddingCache(cache_dir / CACHE_FILE)), choice.note
 
 
 def build_store(
@@ -252,7 +252,7 @@ def build_store(
     `path/.memory/cortex.db`. The root's name is part of every embedded text, so keep it stable
     across runs for the embedding cache to hit. Refuses a root that already holds a store.
     """
-    from cortex.capture.ingest import write_embeddings
+    from cortex.capture.embed import write_embeddings
     from cortex.recall.traverse import refresh_centrality
 
     root = Path(path)

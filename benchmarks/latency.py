@@ -181,7 +181,7 @@ def _home_with_model(workdir: Path) -> Path:
 def measure_size(n: int, workdir: Path, home: Path, runs: int, process_runs: int) -> list[Series]:
     """Every measurement at one store size."""
     from cortex.app import Cortex
-    from cortex.capture import write as writer
+    from cortex.capture import manual
     from cortex.config import Settings
     from cortex.core.recall.decide import RecallRequest
     from cortex.core.render import render_recall
@@ -237,9 +237,9 @@ def measure_size(n: int, workdir: Path, home: Path, runs: int, process_runs: int
     series = Series("remember, in process", n, note="ONNX embedding of the new memory included")
     cx = Cortex(Paths(root, home))
     try:
-        writer.remember(cx, "warm-up note so the model is loaded before timing")
+        manual.remember(cx, "warm-up note so the model is loaded before timing")
         for i in range(runs):
-            wall, cpu = _timed(functools.partial(writer.remember, cx, probe_texts[i]))
+            wall, cpu = _timed(functools.partial(manual.remember, cx, probe_texts[i]))
             series.ms.append(wall)
             series.cpu_ms.append(cpu)
     finally:

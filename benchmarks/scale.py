@@ -204,13 +204,12 @@ def mark_consolidated(root: Path, home: Path) -> None:
     from cortex.core.model import Scope
     from cortex.lifecycle import upkeep as lifecycle
     from cortex.paths import Paths
-    from cortex.store.sqlite import maintenance as lifecycle_sql
 
     with Cortex(Paths(root, home)) as cx:
         store = cx.write_store(Scope.PROJECT)
         with store.transaction():
-            store.set_meta(lifecycle.META_CONSOLIDATED_SEQ, str(lifecycle_sql.read_journal_seq(store)))
-            store.set_meta(lifecycle.META_CONSOLIDATED_ACTIVE, str(lifecycle_sql.count_active(store)))
+            store.set_meta(lifecycle.META_CONSOLIDATED_SEQ, str(store.journal_seq()))
+            store.set_meta(lifecycle.META_CONSOLIDATED_ACTIVE, str(store.count_active()))
             store.set_meta(
                 lifecycle.META_CONSOLIDATED_AT, store.get_meta(lifecycle.META_EXTRACTIONS, "0") or "0"
             )

@@ -6,22 +6,20 @@ import logging
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cortex.backends import choose
+from cortex.backends.port import Choice, Embedder, Reranker
 from cortex.config import Settings, load_settings
-from cortex.core.model import Memory, Scope
-from cortex.errors import CortexError, NotFound, StoreError
+from cortex.core.model import Memory, Scope, ScopeFilter
+from cortex.errors import NotFound, StoreError
 from cortex.paths import Paths, ensure_store_dir, resolve_paths
-from cortex.store.sqlite.store import Store
+from cortex.store.open import open_store
+from cortex.store.port import StoreAdmin
 
 log = logging.getLogger("cortex.app")
-
-# Optional backends by config name -> "module:function(cx, query=bool) -> EmbedderChoice".
-EMBEDDER_BACKENDS: dict[str, str] = {"voyage": "cortex.backends.voyage:load_voyage_embedder"}
-RERANKER_BACKENDS: dict[str, str] = {"default": "cortex.backends.rerank:load_reranker"}
 
 ID_BYTES = 5  # 10 hex characters: short enough to type, collisions need ~10^6 memories to matter
 MIN_ID_GUESS_CHARS = 6  # shorter hex words ("cafe", "2024") are as likely to be search text
@@ -47,15 +45,6 @@ def looks_like_id(ref: str) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class EmbedderChoice:
-    """An embedder (or None) and, in words, why this one."""
-
-    embedder: Any
-    note: str
-    fix: str = ""
-
-
 class Cortex:
     """Everything a use case needs for one project; opens stores and models lazily."""
 
@@ -66,15 +55,15 @@ class Cortex:
         *,
         clock: Callable[[], datetime] = utcnow,
         actor: str = "cli",
-        query_embedder: EmbedderChoice | None = None,
-        bulk_embedder: EmbedderChoice | None = None,
-        reranker: Any = None,
+        query_embedder: Choice[Embedder] | None = None,
+        bulk_embedder: Choice[Embedder] | None = None,
+        reranker: Choice[Reranker] | None = None,
     ) -> None:
         self.paths = paths
         self.settings = settings if settings is not None else load_settings(paths)
         self.clock = clock
         self.actor = actor
-        self._stores: dict[Scope, Store] = {}
+        self._stores: dict[Scope, StoreAdmin] = {}
         self._query_embedder = query_embedder
         self._bulk_embedder = bulk_embedder
         self._reranker = reranker
@@ -98,7 +87,7 @@ class Cortex:
         """Where the store of `scope` lives (it may not exist yet)."""
         return self.paths.project_db if scope == Scope.PROJECT else self.paths.global_db
 
-    def store(self, scope: Scope, *, create: bool = True) -> Store | None:
+    def store(self, scope: Scope, *, create: bool = True) -> StoreAdmin | None:
         """The open store for `scope`; creates it only when `create` (writes), else None if absent."""
         if scope in self._stores:
             return self._stores[scope]
@@ -122,28 +111,25 @@ class Cortex:
                     ),
                 ) from exc
         try:
-            opened = Store.open(path, scope)
+            opened = open_store(scope, path)
         except StoreError as exc:
             # Reads go on from a read-only directory or a full disk (SQLite cannot make its -shm).
             if create or not ("read-only" in exc.message or "is full" in exc.message):
                 raise
-            opened = Store.open(path, scope, readonly=True)
+            opened = open_store(scope, path, readonly=True)
         self._stores[scope] = opened
         return opened
 
-    def write_store(self, scope: Scope) -> Store:
+    def write_store(self, scope: Scope) -> StoreAdmin:
         """The store a write goes to (created on first write)."""
         store = self.store(scope, create=True)
         assert store is not None
         return store
 
-    def read_stores(self, scope: str = "all") -> list[Store]:
+    def read_stores(self, scope: ScopeFilter = ScopeFilter.ALL) -> list[StoreAdmin]:
         """Existing stores to read for a scope filter: project, global or all (both merged)."""
-        wanted = {"project": [Scope.PROJECT], "global": [Scope.GLOBAL]}.get(
-            scope, [Scope.PROJECT, Scope.GLOBAL]
-        )
         out = []
-        for s in wanted:
+        for s in ScopeFilter(scope).scopes():
             store = self.store(s, create=False)
             if store is not None:
                 out.append(store)
@@ -162,89 +148,43 @@ class Cortex:
         self.close()
 
     # -- models ----------------------------------------------------------------------------
-    def query_embedder(self) -> EmbedderChoice:
-        """The embedder for queries: the ONNX export, else sentence-transformers, else none."""
+    # Which backend, and why, is decided in backends.choose; the context only keeps what it chose.
+    def query_embedder(self) -> Choice[Embedder]:
+        """The embedder for queries, chosen on first use: cheap to load before fast per text."""
         if self._query_embedder is None:
-            self._query_embedder = self._load_embedder(query=True)
+            self._query_embedder = choose.choose_embedder(self.settings, self.paths, choose.Purpose.QUERY)
         return self._query_embedder
 
-    def bulk_embedder(self) -> EmbedderChoice:
-        """The embedder for many documents: sentence-transformers, else the ONNX export, else none."""
+    def bulk_embedder(self) -> Choice[Embedder]:
+        """The embedder for many documents, chosen on first use: fast per text before cheap to load."""
         if self._bulk_embedder is None:
-            self._bulk_embedder = self._load_embedder(query=False)
+            self._bulk_embedder = choose.choose_embedder(self.settings, self.paths, choose.Purpose.BULK)
         return self._bulk_embedder
 
-    def _load_embedder(self, *, query: bool) -> EmbedderChoice:
-        if self.settings.embedder == "none":
-            return EmbedderChoice(None, "embeddings disabled in config (embedder = none)")
-        if self.settings.embedder != "local":
-            return self._load_plugin_backend(EMBEDDER_BACKENDS, self.settings.embedder, query=query)
-        try:
-            from cortex.backends import local as embed
-
-            model_path = Path(self.settings.model_path) if self.settings.model_path else None
-            loader = embed.load_query_embedder if query else embed.load_bulk_embedder
-            choice = loader(model_path, self.paths.home)
-            return EmbedderChoice(choice.embedder, choice.note)
-        except CortexError as exc:  # a broken model must not break keyword recall
-            log.warning("embedder unavailable: %s", exc.message)
-            return EmbedderChoice(None, f"no embedder: {exc.message}", exc.fix)
-        except Exception as exc:
-            log.warning("embedder unavailable: %s", exc)
-            return EmbedderChoice(None, f"no embedder: {type(exc).__name__}: {exc}")
+    def query_embedder_ready(self) -> bool:
+        """Whether query_embedder() is cheap here (chosen already, or an ONNX export), never loading."""
+        if self._query_embedder is not None:
+            return self._query_embedder.backend is not None
+        return choose.query_embedder_is_cheap(self.settings, self.paths)
 
     def embedder_key(self) -> str | None:
         """The vector-index key of the configured embedder, found without loading a model."""
-        if self._query_embedder is not None and self._query_embedder.embedder is not None:
-            return str(self._query_embedder.embedder.key)
-        if self.settings.embedder == "none":
-            return None
-        if self.settings.embedder == "voyage":
-            from cortex.backends import voyage
+        if self._query_embedder is not None and self._query_embedder.backend is not None:
+            return self._query_embedder.backend.key
+        return choose.embedder_key(self.settings, self.paths)
 
-            if not voyage.voyage_unavailable():
-                return voyage.voyage_key(self.settings.voyage_model)
-            # Voyage configured but unusable: recall falls back to the local model's index.
-        try:
-            from cortex.backends import local as embed
-
-            model_path = Path(self.settings.model_path) if self.settings.model_path else None
-            key = embed.describe_embedders(model_path, self.paths.home).get("key")
-            return str(key) if key else None
-        except Exception:
-            return None
-
-    def reranker(self) -> Any:
+    def reranker(self) -> Reranker | None:
         """The optional cross-encoder reranker (None when not installed or not wanted)."""
         if self._reranker is None:
-            choice = self._load_plugin_backend(RERANKER_BACKENDS, "default", query=True)
-            self._reranker = choice
-        return self._reranker.embedder if isinstance(self._reranker, EmbedderChoice) else self._reranker
-
-    def _load_plugin_backend(self, table: dict[str, str], name: str, *, query: bool) -> EmbedderChoice:
-        """Load an optional backend named in `table` ("module:function"), lazily and fail-soft."""
-        target = table.get(name)
-        if target is None:
-            return EmbedderChoice(None, f"unknown backend {name!r}; known: {', '.join(sorted(table))}")
-        module_name, func_name = target.split(":")
-        try:
-            import importlib
-
-            loader = getattr(importlib.import_module(module_name), func_name)
-            result = loader(self, query=query)
-        except ImportError as exc:
-            return EmbedderChoice(None, f"{name} backend unavailable: {exc}")
-        except Exception as exc:
-            log.warning("%s backend failed to load: %s", name, exc)
-            return EmbedderChoice(None, f"{name} backend failed: {exc}")
-        return result if isinstance(result, EmbedderChoice) else EmbedderChoice(result, name)
+            self._reranker = choose.choose_reranker(self.settings, self.paths)
+        return self._reranker.backend
 
     # -- lookups ---------------------------------------------------------------------------
-    def find(self, ref: str) -> tuple[Store, Memory]:
+    def find(self, ref: str) -> tuple[StoreAdmin, Memory]:
         """A memory by id or unique id prefix, from either store."""
         ref = ref.strip().lower()
-        matches: list[tuple[Store, Memory]] = []
-        for store in self.read_stores("all"):
+        matches: list[tuple[StoreAdmin, Memory]] = []
+        for store in self.read_stores():
             exact = store.get(ref)
             if exact is not None:
                 return store, exact
@@ -260,7 +200,7 @@ class Cortex:
         raise NotFound(f"id prefix {ref!r} is ambiguous ({shown})", "type more characters of the id")
 
     @contextmanager
-    def writing(self, scope: Scope) -> Iterator[Store]:
+    def writing(self, scope: Scope) -> Iterator[StoreAdmin]:
         """A write transaction on one store."""
         store = self.write_store(scope)
         with store.transaction():

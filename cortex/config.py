@@ -6,6 +6,7 @@ import dataclasses
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,22 @@ from cortex.errors import ConfigError
 from cortex.paths import Paths
 
 CONFIG_FILE = "config.toml"
+
+
+class EmbedderName(StrEnum):
+    """The embedders `embedder` can name (backends.choose turns the name into one)."""
+
+    LOCAL = "local"
+    VOYAGE = "voyage"
+    NONE = "none"
+
+
+class RerankerName(StrEnum):
+    """The rerankers `reranker` can name: auto = FlashRank when its model is cached."""
+
+    AUTO = "auto"
+    FLASHRANK = "flashrank"
+    NONE = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +51,12 @@ class Settings:
     recall_mmr_lambda: float = 1.0  # 1 = no MMR (measured best); below 1 trades relevance for diversity
     recall_candidates: int = 50
     # embeddings
-    embedder: str = "local"  # local | voyage | none
+    # An unknown name stays text: recall then runs keyword-only and says why, as a missing model does.
+    embedder: EmbedderName | str = EmbedderName.LOCAL
     model_path: str = ""  # a directory with all-MiniLM-L6-v2 files; empty = package, then hub
     voyage_model: str = "voyage-3.5-lite"
     # reranker
-    reranker: str = "auto"  # auto | flashrank | none
+    reranker: RerankerName = RerankerName.AUTO
     reranker_model: str = "ms-marco-TinyBERT-L-2-v2"
     reranker_dir: str = ""  # cached FlashRank model directory; empty = <CORTEX_HOME>/models/flashrank
     # extraction (SPEC §3)
@@ -88,7 +106,7 @@ MINIMUM: dict[str, float] = {
     "consolidate_active_over": 1,
 }
 CHOICES: dict[str, tuple[str, ...]] = {
-    "reranker": ("auto", "flashrank", "none"),
+    "reranker": tuple(RerankerName),
     "log_level": ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
 }
 
@@ -114,7 +132,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             return _checked(name, int(number), source)
         if isinstance(default, float):
             return _checked(name, float(value), source)
-        return _checked(name, str(value).strip(), source)
+        text = _checked(name, str(value).strip(), source)
+        return _named(type(default), text) if isinstance(default, Enum) else text
     except (TypeError, ValueError, OverflowError):
         raise ConfigError(
             f"{source}: {name} = {value!r} is not a valid {type(default).__name__}",
@@ -138,6 +157,14 @@ def _checked(name: str, value: Any, source: str) -> Any:
                 f"set `{name}` to one of {', '.join(allowed)}",
             )
     return value
+
+
+def _named(kind: type[Enum], text: str) -> Any:
+    """The member of `kind` spelled `text`; text cortex does not know is kept for the error note."""
+    try:
+        return kind(text)
+    except ValueError:
+        return text
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex.app import Cortex, EmbedderChoice, looks_like_id, new_id
+from cortex.app import Cortex, looks_like_id, new_id
+from cortex.backends.port import Choice
 from cortex.config import Settings
 from cortex.core.model import Memory, Scope
 from cortex.errors import NotFound, StoreError
@@ -110,14 +111,14 @@ def test_looks_like_id(text: str, expected: bool) -> None:
 def test_embedder_none_in_config_means_keyword_only_without_loading(project: Path) -> None:
     cx = Cortex(resolve_paths(project), Settings(embedder="none"))
     choice = cx.query_embedder()
-    assert choice.embedder is None and "embedder = none" in choice.note
+    assert choice.backend is None and "embedder = none" in choice.note
     assert cx.embedder_key() is None
 
 
 def test_a_missing_configured_model_is_a_one_line_note_with_a_fix(project: Path, tmp_path: Path) -> None:
     cx = Cortex(resolve_paths(project), Settings(model_path=str(tmp_path / "no-such-model")))
     choice = cx.bulk_embedder()
-    assert choice.embedder is None
+    assert choice.backend is None
     assert "no-such-model" in choice.note and "\n" not in choice.note
     assert "CORTEX_MODEL_PATH" in choice.fix
 
@@ -125,13 +126,13 @@ def test_a_missing_configured_model_is_a_one_line_note_with_a_fix(project: Path,
 def test_unknown_embedder_backend_is_named(project: Path) -> None:
     cx = Cortex(resolve_paths(project), Settings(embedder="bogus"))
     choice = cx.query_embedder()
-    assert choice.embedder is None and "unknown backend 'bogus'" in choice.note
+    assert choice.backend is None and "unknown backend 'bogus'" in choice.note
 
 
 def test_injected_embedders_are_used_as_given(project: Path) -> None:
     fake = FakeEmbedder()
-    cx = Cortex(resolve_paths(project), query_embedder=EmbedderChoice(fake, "fake"))
-    assert cx.query_embedder().embedder is fake
+    cx = Cortex(resolve_paths(project), query_embedder=Choice(fake, "fake"))
+    assert cx.query_embedder().backend is fake
     assert cx.embedder_key() == fake.key
 
 

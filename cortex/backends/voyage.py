@@ -2,7 +2,7 @@
 
 Voyage vectors live in their own vec0 index (key `voyage-3.5-lite-1024`), never mixed with local
 MiniLM vectors: the index is chosen by the embedder's key. When Voyage cannot be used at load time
-(no key, no SDK) the loader hands back the local embedder, whose vectors go to the local index.
+(no key, no SDK) the choice (backends.choose) falls back to the local embedder and its own index.
 When the API fails during a call, the call raises ModelError: a write leaves the memory pending
 for `cortex backfill`, and recall answers from FTS for that query.
 """
@@ -15,7 +15,6 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortex.backends.anthropic import read_retry_after
@@ -23,8 +22,6 @@ from cortex.errors import ModelError
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from cortex.app import Cortex, EmbedderChoice
 
 log = logging.getLogger("cortex.voyage")
 
@@ -251,25 +248,3 @@ def load_voyage(
         base_url=base_url or os.environ.get(BASE_URL_ENV) or None,
     )
     return VoyageEmbedder(client, model, **options)
-
-
-def load_voyage_embedder(cx: Cortex, query: bool = False) -> EmbedderChoice:
-    """The configured Voyage embedder, else the local one with a note saying why (never mixed)."""
-    from cortex.app import EmbedderChoice
-
-    why = voyage_unavailable()
-    if not why:
-        timeout = QUERY_TIMEOUT_S if query else DOCUMENT_TIMEOUT_S
-        embedder = load_voyage(cx.settings.voyage_model, timeout_s=timeout)
-        return EmbedderChoice(
-            embedder,
-            f"Voyage {cx.settings.voyage_model} ({embedder.dim}-d, own index {embedder.key}); "
-            "code is never sent",
-        )
-    from cortex.backends import local as embed
-
-    model_path = Path(cx.settings.model_path) if cx.settings.model_path else None
-    loader = embed.load_query_embedder if query else embed.load_bulk_embedder
-    local = loader(model_path, cx.paths.home)
-    log.info("Voyage not used (%s): %s", why, local.note)
-    return EmbedderChoice(local.embedder, f"Voyage not used ({why}); {local.note}")

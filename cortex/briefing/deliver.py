@@ -69,7 +69,7 @@ class RefreshResult:
 def read_active_memories(cx: Cortex) -> list[Memory]:
     """Active memories of both stores, raw code left out (recall pulls it)."""
     out: list[Memory] = []
-    for store in cx.read_stores("all"):
+    for store in cx.read_stores():
         out.extend(store.list_memories(statuses=(Status.ACTIVE.value,), types=BRIEFED_TYPES))
     return out
 

@@ -5,20 +5,32 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from cortex.app import Cortex, new_id
-from cortex.capture.write import DEFAULT_PRIORITY, embed_memories, fast_embedder
-from cortex.core.code.pairing import CodePair, plan_pairs, split_target
+from cortex.backends.port import Embedder
+from cortex.capture.embed import embed_memories
+from cortex.capture.write import fast_embedder
+from cortex.core.code.pairing import CodePair, IndexReport, plan_pairs, split_target
 from cortex.core.code.parse import language_for, parse_symbols, top_level
-from cortex.core.model import Edge, EdgeStatus, EdgeType, Memory, MemoryType, Scope, Source, Status
+from cortex.core.model import (
+    Candidate,
+    Edge,
+    EdgeStatus,
+    EdgeType,
+    Layer,
+    Memory,
+    MemoryType,
+    Scope,
+    Source,
+    Status,
+)
 from cortex.core.redact.secrets import redact
 from cortex.core.text import content_hash, normalize_text
+from cortex.core.write.apply import DEFAULT_PRIORITY, new_memory
 from cortex.errors import InputError, NotFound
-from cortex.store.sqlite import maintenance as lifecycle_sql
-from cortex.store.sqlite.store import Store
+from cortex.store.port import MemoryStore
 
 log = logging.getLogger("cortex.capture.codeindex")
 
@@ -33,33 +45,6 @@ MAX_FILE_BYTES = 1_000_000  # bigger files are generated or vendored, not code t
 CODE_CONFIDENCE = 0.9
 BULK_EMBED_MIN = 32  # below this, loading the bulk model costs more than it saves
 CODE_TYPES = (MemoryType.CODE.value, MemoryType.CODE_DESCRIPTION.value)
-
-
-@dataclass(slots=True)
-class IndexReport:
-    """What `cortex index-code` did, by symbol key (`path:qualname`)."""
-
-    files: int = 0
-    stored: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
-    embedded: int = 0
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able summary."""
-        return {
-            "files": self.files,
-            "stored": self.stored,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "removed": self.removed,
-            "skipped": [{"path": p, "why": w} for p, w in self.skipped],
-            "embedded": self.embedded,
-            "note": self.note,
-        }
 
 
 # -- finding files ------------------------------------------------------------------------------
@@ -124,25 +109,17 @@ def read_source(path: Path) -> tuple[str | None, str]:
 def _memory(
     cx: Cortex, kind: MemoryType, content: str, summary: str, tags: tuple[str, ...], rel: str
 ) -> Memory:
-    now = cx.now()
-    return Memory(
-        id=new_id(),
-        content=content,
+    cand = Candidate(
+        content,
+        kind,
+        Layer.STRUCTURAL,
         summary=summary,
-        type=kind,
-        scope=Scope.PROJECT,
         confidence=CODE_CONFIDENCE,
         priority=DEFAULT_PRIORITY[kind],
-        pinned=False,
-        source=Source(files=(rel,)),
         tags=tags,
-        access_count=0,
-        last_accessed=None,
-        created=now,
-        updated=now,
-        status=Status.ACTIVE,
-        content_hash=content_hash(content),
+        files=(rel,),
     )
+    return new_memory(new_id(), cand, Scope.PROJECT, Source(), cx.now())
 
 
 def _refreshed(cx: Cortex, old: Memory, content: str, summary: str) -> Memory:
@@ -160,12 +137,12 @@ def _refreshed(cx: Cortex, old: Memory, content: str, summary: str) -> Memory:
     )
 
 
-def _write_pair(cx: Cortex, store: Store, pair: CodePair, rel: str) -> tuple[str, Memory | None]:
+def _write_pair(cx: Cortex, store: MemoryStore, pair: CodePair, rel: str) -> tuple[str, Memory | None]:
     """Insert or update one pair inside the caller's transaction: (action, description to embed)."""
     code = normalize_text(redact(pair.code).text)
     prose = normalize_text(redact(pair.description).text)
     tags = (pair.key, pair.symbol.language)
-    found = lifecycle_sql.read_tagged(store, pair.key, CODE_TYPES)
+    found = store.tagged(pair.key, CODE_TYPES)
     old_code = next((m for m in found if m.type is MemoryType.CODE), None)
     old_desc = next((m for m in found if m.type is MemoryType.CODE_DESCRIPTION), None)
     now = cx.now()
@@ -196,12 +173,12 @@ def _write_pair(cx: Cortex, store: Store, pair: CodePair, rel: str) -> tuple[str
     return action, embed
 
 
-def _retire_missing(cx: Cortex, store: Store, rel: str, keep: set[str]) -> list[str]:
+def _retire_missing(cx: Cortex, store: MemoryStore, rel: str, keep: set[str]) -> list[str]:
     """Archive the pairs of symbols that are no longer in the file."""
     prefix = rel + ":"
     gone: list[str] = []
     now = cx.now()
-    for m in lifecycle_sql.read_tag_prefix(store, prefix, CODE_TYPES):
+    for m in store.tag_prefix(prefix, CODE_TYPES):
         key = next((t for t in m.tags if t.startswith(prefix)), None)
         if key is None or key in keep or m.status is not Status.ACTIVE:
             continue
@@ -217,7 +194,9 @@ def _retire_missing(cx: Cortex, store: Store, rel: str, keep: set[str]) -> list[
     return gone
 
 
-def index_file(cx: Cortex, store: Store, path: Path, symbol: str | None, report: IndexReport) -> list[Memory]:
+def index_file(
+    cx: Cortex, store: MemoryStore, path: Path, symbol: str | None, report: IndexReport
+) -> list[Memory]:
     """Index one file (or one symbol of it) in one transaction; returns descriptions to embed."""
     rel = _relative(cx, path)
     text, why = read_source(path)
@@ -249,10 +228,10 @@ def index_file(cx: Cortex, store: Store, path: Path, symbol: str | None, report:
     return to_embed
 
 
-def _embedder(cx: Cortex, count: int) -> Any:
+def _embedder(cx: Cortex, count: int) -> Embedder | None:
     embedder = fast_embedder(cx)
-    if embedder is None and count >= BULK_EMBED_MIN and cx.settings.embedder != "none":
-        embedder = cx.bulk_embedder().embedder
+    if embedder is None and count >= BULK_EMBED_MIN:
+        embedder = cx.bulk_embedder().backend
     return embedder
 
 

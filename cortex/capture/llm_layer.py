@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from cortex.app import Cortex
 from cortex.backends import spend
+from cortex.backends.anthropic import API_KEY_ENV
+from cortex.backends.choose import ExtractorStatus, choose_extractor, extractor_status
 from cortex.core.extract.llm_prompt import (
     MAX_OUTPUT_TOKENS,
     PROMPT_BUDGET_TOKENS,
@@ -24,47 +25,14 @@ from cortex.core.model import Candidate
 
 log = logging.getLogger("cortex.llm")
 
-API_KEY_ENV = "ANTHROPIC_API_KEY"
 # Set for this process and whatever it starts: `cortex hook` exits at once when it sees it, so an
 # extraction can never re-enter Claude Code's hooks (cortex calls the API, never `claude -p`).
 HOOK_GUARD_ENV = "CORTEX_NO_HOOKS"
 
 
-@dataclass(frozen=True, slots=True)
-class LlmStatus:
-    """Whether layer 4 would run now, and why (or why not) in words."""
-
-    active: bool
-    note: str
-    spent_usd: float | None = None
-
-
-def llm_status(cx: Cortex, env: Mapping[str, str] | None = None) -> LlmStatus:
-    """Is LLM extraction on: a key, not disabled, the SDK installed, the day's cap not reached."""
-    env = os.environ if env is None else env
-    s = cx.settings
-    if not env.get(API_KEY_ENV, "").strip():
-        return LlmStatus(False, f"{API_KEY_ENV} is not set")
-    if not s.llm_extraction:
-        return LlmStatus(False, "disabled in config (llm_extraction = false)")
-    if importlib.util.find_spec("anthropic") is None:
-        return LlmStatus(
-            False, "the anthropic package is not installed (pip install 'cortex-memory[hosted]')"
-        )
-    try:
-        today = spend.read_spend(cx.paths.home, _day(cx))
-    except spend.LedgerUnreadable as exc:
-        return LlmStatus(False, f"{exc}; delete it to resume LLM extraction")
-    spent = today.committed_usd
-    if spent >= s.llm_daily_cap_usd:
-        return LlmStatus(
-            False,
-            f"daily cap reached (${spent:.4f} of ${s.llm_daily_cap_usd:.2f}); resumes tomorrow (UTC)",
-            spent,
-        )
-    return LlmStatus(
-        True, f"{s.llm_model} via the Anthropic API (${spent:.4f} of ${s.llm_daily_cap_usd:.2f} today)", spent
-    )
+def llm_status(cx: Cortex, env: Mapping[str, str] | None = None) -> ExtractorStatus:
+    """Is LLM extraction on today: a key, not disabled, the SDK installed, the cap not reached."""
+    return extractor_status(cx.settings, cx.paths, day=_day(cx), env=env)
 
 
 def llm_candidates(
@@ -96,11 +64,12 @@ def _llm_candidates(
     session_id: str | None,
     recent_commits: Sequence[str],
 ) -> list[Candidate]:
-    status = llm_status(cx)
-    if not status.active:
+    choice = choose_extractor(cx.settings, cx.paths, day=_day(cx))
+    llm = choice.backend
+    if llm is None:
         # No key is the normal offline set-up; anything else (cap, ledger, SDK) is worth a line.
-        level = logging.DEBUG if API_KEY_ENV in status.note else logging.INFO
-        log.log(level, "LLM extraction off for session %s: %s", session_id, status.note)
+        level = logging.DEBUG if API_KEY_ENV in choice.note else logging.INFO
+        log.log(level, "LLM extraction off for session %s: %s", session_id, choice.note)
         return []
     os.environ[HOOK_GUARD_ENV] = "1"
     commits = tuple(recent_commits) or _commit_subjects(cx)
@@ -124,10 +93,9 @@ def _llm_candidates(
             s.llm_daily_cap_usd,
         )
         return []
-    from cortex.backends.anthropic import LlmError, load_anthropic
+    from cortex.backends.anthropic import LlmError
 
     try:
-        llm = load_anthropic(os.environ[API_KEY_ENV].strip(), s.llm_model, timeout_s=s.llm_timeout_s)
         reply = llm.complete(prompt.system, prompt.user, max_tokens=MAX_OUTPUT_TOKENS)
     except LlmError as exc:
         spend.settle_spend(cx.paths.home, held, usd=0.0)
@@ -146,7 +114,7 @@ def _llm_candidates(
         input_tokens=reply.usage.input_tokens,
         output_tokens=reply.usage.output_tokens,
     )
-    from cortex.capture.write import DEFAULT_PRIORITY
+    from cortex.core.write.apply import DEFAULT_PRIORITY
 
     parsed = parse_extraction_response(reply.text, default_priority=DEFAULT_PRIORITY)
     for problem in parsed.problems:

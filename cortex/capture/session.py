@@ -24,9 +24,10 @@ from cortex.capture.queue import QueueEntry
 from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_sourced
 from cortex.core.extract.transcript import Message, Role, parse_chunk
 from cortex.core.model import Candidate, Memory, Scope, Source
+from cortex.core.write.apply import WriteOutcome
 from cortex.errors import CortexError
 from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
-from cortex.store.sqlite.store import CursorRow, Store
+from cortex.store.port import CursorRow, MemoryStore
 
 log = logging.getLogger("cortex.capture.session")
 
@@ -52,10 +53,10 @@ class SessionReport:
     error: str | None = None
     touched: dict[Scope, dict[str, Memory]] = field(default_factory=dict)
 
-    def count(self, outcomes: Sequence[writer.WriteOutcome]) -> None:
+    def count(self, outcomes: Sequence[WriteOutcome]) -> None:
         for o in outcomes:
-            self.actions[o.action] = self.actions.get(o.action, 0) + 1
-            if o.action in ("stored", "reinforced", "restored"):
+            self.actions[o.action.value] = self.actions.get(o.action.value, 0) + 1
+            if o.action.changed:
                 self.touched.setdefault(o.scope, {})[o.memory.id] = o.memory
 
 
@@ -102,7 +103,7 @@ def capture_session(
 
 def _read_to_end(
     cx: Cortex,
-    store: Store,
+    store: MemoryStore,
     entry: QueueEntry,
     git: GitFacts,
     cursor: Cursor,
@@ -135,7 +136,7 @@ def _read_to_end(
 
 def _commit_chunk(
     cx: Cortex,
-    store: Store,
+    store: MemoryStore,
     entry: QueueEntry,
     git: GitFacts,
     result: ReadResult,
@@ -266,7 +267,7 @@ def _landed(path: Path, message: str) -> bool:
 
 def _wait_for_growth(
     cx: Cortex,
-    store: Store,
+    store: MemoryStore,
     entry: QueueEntry,
     git: GitFacts,
     cursor: Cursor,
@@ -296,7 +297,7 @@ def _wait_for_growth(
 
 
 def _capture_payload_message(
-    cx: Cortex, store: Store, entry: QueueEntry, git: GitFacts, cursor: Cursor, report: SessionReport
+    cx: Cortex, store: MemoryStore, entry: QueueEntry, git: GitFacts, cursor: Cursor, report: SessionReport
 ) -> None:
     """Extract the Stop payload's message itself; when the transcript catches up, the same
     text yields the same candidates again, which the write gate skips as exact duplicates."""

@@ -39,23 +39,23 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
     report = admin.status(cortex_of(ctx))
     if as_json:
-        echo_json(report)
+        echo_json(report.to_dict())
         return
-    click.echo(f"project: {report['project']}")
-    for scope, info in report["stores"].items():
-        if info.get("missing"):
-            click.echo(f"{scope} store: {info['path']} (empty: nothing stored yet)")
+    click.echo(f"project: {report.project}")
+    for scope, info in report.stores.items():
+        if info.missing:
+            click.echo(f"{scope} store: {info.path} (empty: nothing stored yet)")
             continue
-        by_status = ", ".join(f"{v} {k}" for k, v in sorted(info["by_status"].items())) or "empty"
-        by_type = ", ".join(f"{v} {k}" for k, v in sorted(info["active_by_type"].items()))
-        click.echo(f"{scope} store: {info['path']} ({info['bytes'] / 1e6:.1f} MB)")
+        by_status = ", ".join(f"{v} {k}" for k, v in sorted(info.by_status.items())) or "empty"
+        by_type = ", ".join(f"{v} {k}" for k, v in sorted(info.active_by_type.items()))
+        click.echo(f"{scope} store: {info.path} ({info.bytes / 1e6:.1f} MB)")
         click.echo(f"  memories: {by_status}")
         if by_type:
             click.echo(f"  active by type: {by_type}")
-        click.echo(f"  edges: {info['edges']}, journal records: {info['journal']}")
-        pending = info["pending_embeddings"]
+        click.echo(f"  edges: {info.edges}, journal records: {info.journal}")
+        pending = info.pending_embeddings
         click.echo(
-            f"  vectors: {info['vector_index'] or 'none yet'}"
+            f"  vectors: {info.vector_index or 'none yet'}"
             + (f"; {pending} waiting for embedding (run `cortex backfill`)" if pending else "")
         )
 
@@ -76,11 +76,12 @@ def doctor(ctx: click.Context, as_json: bool, fetch_reranker: bool) -> None:
     configured model); warnings (e.g. no ONNX export yet) exit 0.
     """
     from cortex.admin.doctor import doctor as run_checks
+    from cortex.core.output.documents import fields_to_dict
 
     _prepare_doctor(ctx, fetch_reranker)
     checks = run_checks(cortex_of(ctx))
     if as_json:
-        echo_json([{"name": c.name, "state": c.state, "detail": c.detail, "fix": c.fix} for c in checks])
+        echo_json([fields_to_dict(c) for c in checks])
     else:
         marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
         for c in checks:
@@ -193,6 +194,6 @@ def _prepare_doctor(ctx: click.Context, fetch_reranker: bool) -> None:
     cx = cortex_of(ctx)
     model = cx.settings.reranker_model
     with progress_bar(f"downloading {model}") as update:
-        folder = fetch(reranker_dir(cx), model, progress=update)
+        folder = fetch(reranker_dir(cx.settings, cx.paths.models_dir), model, progress=update)
     # stderr: `doctor --json` keeps stdout for the JSON document.
     click.echo(f"Reranker model ready at {folder}", err=True)

@@ -34,21 +34,23 @@ def brief(ctx: click.Context, refresh: bool, part: str, as_json: bool) -> None:
     directory; without a cache (or with --refresh) it is rendered from the stores first.
     """
     from cortex.briefing.deliver import read_briefing
+    from cortex.core.output.documents import briefing_to_dict
 
     cached, origin = read_briefing(cortex_of(ctx), cwd=Path.cwd(), refresh=refresh)
     text = {"stable": cached.stable, "moment": cached.moment, "full": cached.full}[part]
     if as_json:
+        meta = cached.meta.get(part, {})
         echo_json(
-            {
-                "part": part,
-                "text": text,
-                "origin": origin,
-                "branch": cached.branch,
-                "head": cached.head,
-                "rendered_at": cached.rendered_at,
-                "rules_file_digest": cached.stable_digest,
-                **cached.meta.get(part, {}),
-            }
+            briefing_to_dict(
+                part,
+                text,
+                origin,
+                branch=cached.branch,
+                head=cached.head,
+                rendered_at=cached.rendered_at,
+                rules_file_digest=cached.stable_digest,
+                meta=meta,
+            )
         )
         return
     if not text:

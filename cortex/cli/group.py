@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from cortex import __version__
 from cortex.errors import CortexError
+from cortex.version import __version__
 
 log = logging.getLogger("cortex.cli.main")
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from cortex.cli._context import cortex_of, echo_json
+from cortex.core.graph import edge_ref
 from cortex.core.model import Edge, Memory
 from cortex.errors import CortexError
 
@@ -15,10 +16,6 @@ from cortex.errors import CortexError
 def _label(m: Memory) -> str:
     text = m.summary or (m.content.splitlines() or [""])[0]
     return f"{m.id} [{m.type.value}] {text[:80]}"
-
-
-def _edge_ref(e: Edge) -> str:
-    return f"{e.source}:{e.target}:{e.type.value}"
 
 
 def _confirm(question: str, yes: bool, what: str) -> None:
@@ -46,36 +43,20 @@ def lifecycle_cmd(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     confidence for 14 days are archived (hubs exempt); archived ones untouched for 30 days
     are pruned. The worker runs this after its extractions.
     """
+    from cortex.core.output import documents
     from cortex.lifecycle import upkeep as lifecycle
 
     report = lifecycle.tick(cortex_of(ctx), dry_run=dry_run)
-    changes = [(s.scope.value, c) for s in report.stores for c in s.changes]
+    changes = [(s.scope, c) for s in report.stores for c in s.changes]
     if as_json:
-        echo_json(
-            {
-                "dry_run": dry_run,
-                "counts": report.counts(),
-                "changes": [
-                    {
-                        "store": scope,
-                        "id": c.before.id,
-                        "type": c.before.type.value,
-                        "transition": c.transition.value,
-                        "confidence": [c.before.confidence, c.after.confidence],
-                        "status": [c.before.status.value, c.after.status.value],
-                        "reason": c.reason,
-                    }
-                    for scope, c in changes
-                ],
-            }
-        )
+        echo_json(documents.tick_to_dict(dry_run, report.counts(), changes))
         return
     verb = "Would change" if dry_run else "Changed"
     if not changes:
         click.echo("Nothing to change: every memory is where the rules want it.")
         return
     for scope, c in changes:
-        click.echo(f"  {c.transition.value:<7} {_label(c.before)}  ({c.reason}; {scope})")
+        click.echo(f"  {c.transition.value:<7} {_label(c.before)}  ({c.reason}; {scope.value})")
     counts = ", ".join(f"{n} {kind}" for kind, n in sorted(report.counts().items()))
     click.echo(f"{verb}: {counts}.")
 
@@ -116,13 +97,14 @@ def _review_interactively(cx: Any, edges: list[Edge]) -> tuple[list[str], list[s
         if answer == "q":
             break
         if answer == "p":
-            promote.append(_edge_ref(e))
+            promote.append(edge_ref(e))
         elif answer == "d":
-            drop.append(_edge_ref(e))
+            drop.append(edge_ref(e))
     return promote, drop
 
 
 def _rollback(ctx: click.Context, yes: bool, as_json: bool) -> None:
+    from cortex.core.output import documents
     from cortex.lifecycle import recovery
 
     cx = cortex_of(ctx)
@@ -136,14 +118,8 @@ def _rollback(ctx: click.Context, yes: bool, as_json: bool) -> None:
         _confirm("Roll back?", yes, "nothing rolled back")
     report = recovery.rollback(cx)
     if as_json:
-        echo_json(
-            {
-                "restored": [c.to_dict() for c in report.restored],
-                "digests": report.digests,
-                "exact": report.exact,
-                "safety": [c.to_dict() for c in report.safety],
-            }
-        )
+        restored, safety = [c.to_dict() for c in report.restored], [c.to_dict() for c in report.safety]
+        echo_json(documents.recovery_to_dict(restored, report.exact, safety, report.digests))
     else:
         for cp in report.restored:
             state = "exact" if report.digests.get(cp.name) == cp.digest else "DIFFERENT"
@@ -178,6 +154,7 @@ def consolidate(
     taken first, and `cortex consolidate --rollback` restores it exactly. Runs on its own
     every 10 extractions or when more than 80 memories are active.
     """
+    from cortex.core.output import documents
     from cortex.lifecycle import upkeep as lifecycle
 
     if rollback:
@@ -207,7 +184,7 @@ def consolidate(
     if dry_run:
         if not as_json:
             for e in pending:
-                click.echo(f"suggested {e.type.value}: {_edge_ref(e)}")
+                click.echo(f"suggested {e.type.value}: {edge_ref(e)}")
         return
     if not promote and not drop and pending and not yes and sys.stdin.isatty() and not as_json:
         promote, drop = (tuple(x) for x in _review_interactively(cx, pending))
@@ -215,11 +192,9 @@ def consolidate(
     if as_json:
         out = _plan_json(result or preview)
         if reviewed:
-            out["review"] = {
-                "promoted": [_edge_ref(e) for e in reviewed["promoted"]],
-                "dropped": [_edge_ref(e) for e in reviewed["dropped"]],
-                "unknown": reviewed["unknown"],
-            }
+            out["review"] = documents.review_to_dict(
+                reviewed["promoted"], reviewed["dropped"], reviewed["unknown"]
+            )
         echo_json(out)
         return
     if reviewed:
@@ -231,34 +206,16 @@ def consolidate(
     elif pending:
         click.echo(f"{len(pending)} suggested edges await review (--promote/--drop SRC:TGT[:TYPE]):")
         for e in pending[:20]:
-            click.echo(f"  {_edge_ref(e)}  ({e.strength:.2f})")
+            click.echo(f"  {edge_ref(e)}  ({e.strength:.2f})")
 
 
 def _plan_json(report: Any) -> dict[str, Any]:
-    return {
-        "dry_run": report.dry_run,
-        "stores": [
-            {
-                "store": s.scope.value,
-                "checkpoint": s.checkpoint.to_dict() if s.checkpoint else None,
-                "merges": [
-                    {
-                        "keeper": m.keeper.id,
-                        "absorbed": [a.id for a in m.absorbed],
-                        "similarity": m.similarity,
-                        "applied": m in s.applied,
-                    }
-                    for m in s.plan.merges
-                ],
-                "contradictions": [
-                    {"newer": c.newer.id, "older": c.older.id, "overlap": c.overlap}
-                    for c in s.plan.contradictions
-                ],
-                "suggested": [_edge_ref(e) for e in s.plan.suggested],
-            }
-            for s in report.stores
-        ],
-    }
+    from cortex.core.output import documents
+
+    stores = [
+        (s.scope, s.checkpoint.to_dict() if s.checkpoint else None, s.plan, s.applied) for s in report.stores
+    ]
+    return documents.consolidation_to_dict(report.dry_run, stores)
 
 
 # -- restore ------------------------------------------------------------------------------------
@@ -275,6 +232,7 @@ def restore(ctx: click.Context, checkpoint: str | None, list_only: bool, yes: bo
     without it the checkpoints are listed. Checkpoints are taken before every consolidation
     that merges and before every restore, so a restore can itself be undone.
     """
+    from cortex.core.output import documents
     from cortex.lifecycle import recovery
 
     cx = cortex_of(ctx)
@@ -292,8 +250,8 @@ def restore(ctx: click.Context, checkpoint: str | None, list_only: bool, yes: bo
     _confirm(f"Replace the store with checkpoint {checkpoint}?", yes, "nothing restored")
     report = recovery.restore(cx, checkpoint)
     if as_json:
-        echo_json({"restored": [c.to_dict() for c in report.restored], "exact": report.exact,
-                   "safety": [c.to_dict() for c in report.safety]})  # fmt: skip
+        restored, safety = [c.to_dict() for c in report.restored], [c.to_dict() for c in report.safety]
+        echo_json(documents.recovery_to_dict(restored, report.exact, safety))
     else:
         for cp in report.restored:
             click.echo(f"Restored {cp.name} ({'exact' if report.exact else 'digest DIFFERS'}).")

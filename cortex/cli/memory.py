@@ -81,10 +81,11 @@ def remember(
     Re-storing the same text is a no-op; a near-duplicate reinforces the existing memory.
     The memory goes to the project store unless --global is given.
     """
-    from cortex.capture import write as writer
+    from cortex.capture import manual
+    from cortex.core.output.documents import outcome_to_dict
 
     cx = cortex_of(ctx)
-    outcome = writer.remember(
+    outcome = manual.remember(
         cx,
         _read_text(text),
         mem_type=mem_type,
@@ -96,9 +97,9 @@ def remember(
     )
     _refresh_delivered_briefing(cx)
     if as_json:
-        echo_json(writer.outcome_dict(outcome))
+        echo_json(outcome_to_dict(outcome))
         return
-    click.echo(writer.describe_outcome(outcome))
+    click.echo(manual.describe_outcome(outcome))
 
 
 def _refresh_delivered_briefing(cx: Cortex) -> None:
@@ -183,30 +184,9 @@ def recall(
     )
     result = run_recall(cx, req, scope=scope)
     if as_json:
-        from cortex.core.serial import memory_to_dict
+        from cortex.core.output.documents import recall_to_dict
 
-        echo_json(
-            {
-                "query": result.query,
-                "mode": result.mode,
-                "notes": list(result.notes),
-                "abstained": result.abstained,
-                "reason": result.reason,
-                "intent": result.intent,
-                "dropped_by_budget": result.dropped_by_budget,
-                "hits": [
-                    {
-                        "score": h.score,
-                        "store": h.store.value,
-                        "signals": h.signals,
-                        "memory": memory_to_dict(h.memory),
-                        "code": [memory_to_dict(c) for c in h.code],
-                        "see_also": list(h.see_also),
-                    }
-                    for h in result.hits
-                ],
-            }
-        )
+        echo_json(recall_to_dict(result))
         return
     click.echo(render_result(result))
 
@@ -221,20 +201,14 @@ def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     MEMORY_ID is the id printed by `cortex recall` or `cortex remember`, or any prefix of it
     that matches one memory; both stores are searched.
     """
+    from cortex.core.output.documents import memory_view_to_dict
     from cortex.core.render import render_memory
-    from cortex.core.serial import edge_to_dict, memory_to_dict
 
     cx = cortex_of(ctx)
     store, memory = cx.find(memory_id)
     edges = store.edges([memory.id])
     if as_json:
-        echo_json(
-            {
-                "memory": memory_to_dict(memory),
-                "store": store.scope.value,
-                "edges": [edge_to_dict(e) for e in edges],
-            }
-        )
+        echo_json(memory_view_to_dict(memory, store.scope, edges))
         return
     code = [
         m
@@ -268,10 +242,10 @@ def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int) -
     and normal recall but are kept (and restored if a later recall brings them back); they
     are pruned after 30 days untouched.
     """
-    from cortex.capture import write as writer
+    from cortex.capture import manual
 
     cx = cortex_of(ctx)
-    chosen = writer.select_for_forget(cx, " ".join(target), limit)
+    chosen = manual.select_for_forget(cx, " ".join(target), limit)
     if not chosen:
         click.echo("Nothing matched; nothing archived.")
         return
@@ -285,7 +259,7 @@ def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int) -
                 "rerun with --yes to archive without asking",
             )
         click.confirm("Archive these memories?", abort=True)
-    done = writer.forget(cx, chosen)
+    done = manual.forget(cx, chosen)
     _refresh_delivered_briefing(cx)
     click.echo(f"Archived {len(done)} memor{'y' if len(done) == 1 else 'ies'}.")
 
@@ -300,9 +274,9 @@ def supersede(ctx: click.Context, new_id: str, old_id: str) -> None:
     The old memory leaves the briefing and recall (`recall --include-superseded` still shows
     it) and keeps its history; only people create supersedes links, never the extractor.
     """
-    from cortex.capture import write as writer
+    from cortex.capture import manual
 
     cx = cortex_of(ctx)
-    new, old = writer.supersede(cx, new_id, old_id)
+    new, old = manual.supersede(cx, new_id, old_id)
     _refresh_delivered_briefing(cx)
     click.echo(f"{old.id} is now superseded by {new.id}.")

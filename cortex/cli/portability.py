@@ -27,11 +27,12 @@ def index_code(ctx: click.Context, target: str, as_json: bool) -> None:
     from a file are archived.
     """
     from cortex.capture import codeindex
+    from cortex.core.output.documents import index_report_to_dict
 
     with progress_bar("indexing") as update:
         report = codeindex.index_code(cortex_of(ctx), target, progress=update)
     if as_json:
-        echo_json(report.to_dict())
+        echo_json(index_report_to_dict(report))
         return
     click.echo(
         f"Indexed {report.files} file(s): {len(report.stored)} new, {len(report.updated)} updated, "
@@ -90,11 +91,12 @@ def import_cmd(ctx: click.Context, source: Any, into: str | None, as_json: bool)
     overwritten by older data; a newer version from the file replaces an older one.
     """
     from cortex.admin import portability
+    from cortex.core.output.documents import fields_to_dict
 
     with progress_bar("importing") as update:
         reports = portability.import_file(cortex_of(ctx), source, into=into, progress=update)
     if as_json:
-        echo_json([{k: getattr(r, k) for k in r.__slots__} | {"scope": r.scope.value} for r in reports])
+        echo_json([fields_to_dict(r) for r in reports])
         return
     for r in reports:
         click.echo(
@@ -120,12 +122,12 @@ def rebuild(ctx: click.Context, verify: bool, as_json: bool) -> None:
     logical state is the same before and after.
     """
     from cortex.admin import rebuild as rebuilding
+    from cortex.core.output.documents import fields_to_dict
 
     with progress_bar("rebuilding") as update:
         reports = rebuilding.rebuild(cortex_of(ctx), progress=update)
     if as_json:
-        echo_json([{k: getattr(r, k) for k in r.__slots__} | {"scope": r.scope.value, "same": r.same}
-                   for r in reports])  # fmt: skip
+        echo_json([fields_to_dict(r, same=r.same) for r in reports])
     else:
         if not reports:
             click.echo("No store to rebuild yet.")

@@ -1,9 +1,10 @@
-"""Memory graph: edge-type names, adjacency, centrality, traversal, personalized PageRank. Pure."""
+"""Memory graph: edge-type names, adjacency, centrality, traversal, personalized PageRank, and
+the neighbourhood a recall hit shows (its raw code and 'see also'). Pure."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Literal
 
 from cortex.core.model import Edge, EdgeStatus, EdgeType
@@ -34,6 +35,11 @@ _EDGE_ALIASES: dict[str, EdgeType] = {
     "source": EdgeType.SOURCE_OF,
     "code_for": EdgeType.SOURCE_OF,
 }
+
+
+def edge_ref(e: Edge) -> str:
+    """An edge as the `SRC:TGT:TYPE` text `consolidate --promote/--drop` accepts."""
+    return f"{e.source}:{e.target}:{e.type.value}"
 
 
 def normalize_edge_type(name: str) -> EdgeType | None:
@@ -192,3 +198,40 @@ def personalized_pagerank(
             nxt[node] = nxt.get(node, 0.0) + (alpha + stuck) * w
         rank = nxt
     return {node: score for node, score in sorted(rank.items()) if score > 0}
+
+
+# -- a recall hit's neighbourhood ---------------------------------------------------------------
+def code_link_ends(edges: Iterable[Edge]) -> set[str]:
+    """Every id at either end of a `source_of` edge: the raw code (and descriptions) to read."""
+    return {end for e in edges if e.type == EdgeType.SOURCE_OF for end in (e.source, e.target)}
+
+
+def edges_by_node(edges: Iterable[Edge]) -> dict[str, list[Edge]]:
+    """Each node's edges, found from either end."""
+    index: dict[str, list[Edge]] = {}
+    for e in edges:
+        index.setdefault(e.source, []).append(e)
+        if e.target != e.source:
+            index.setdefault(e.target, []).append(e)
+    return index
+
+
+def within_two_hops(index: Mapping[str, Sequence[Edge]], start: str) -> list[Edge]:
+    """The edges a depth-2 walk from `start` can use, from an index of edges by node."""
+    first = list(index.get(start, []))
+    ring = {e.source for e in first} | {e.target for e in first}
+    local = {(e.source, e.target, e.type): e for n in ring for e in index.get(n, [])}
+    return [*first, *(e for key, e in local.items() if e not in first)]
+
+
+def code_and_see_also(
+    start: str, index: Mapping[str, Sequence[Edge]], shown: Collection[str], depth: int, limit: int
+) -> tuple[list[str], tuple[str, ...]]:
+    """For a recall hit: the ids its `source_of` edges link (its raw code), and up to `limit`
+    related ids within `depth` (at most 2) links that the recall does not show already."""
+    near_edges = within_two_hops(index, start)
+    code_ids = [e.target for e in near_edges if e.type == EdgeType.SOURCE_OF and e.source == start]
+    code_ids += [e.source for e in near_edges if e.type == EdgeType.SOURCE_OF and e.target == start]
+    near = traverse(start, near_edges, depth, direction="both")
+    see_also = tuple(nid for _, nid, e in near if nid not in shown and e.type != EdgeType.SOURCE_OF)
+    return list(dict.fromkeys(code_ids)), see_also[:limit]

@@ -24,6 +24,20 @@ class Scope(StrEnum):
     GLOBAL = "global"
 
 
+class ScopeFilter(StrEnum):
+    """Which stores a read looks at: one scope, or both merged (`--scope` on the command line)."""
+
+    ALL = "all"
+    PROJECT = "project"
+    GLOBAL = "global"
+
+    def scopes(self) -> tuple[Scope, ...]:
+        """The scopes this filter reads, project first."""
+        if self is ScopeFilter.ALL:
+            return (Scope.PROJECT, Scope.GLOBAL)
+        return (Scope(self.value),)
+
+
 class Status(StrEnum):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
@@ -54,6 +68,13 @@ class Layer(StrEnum):
     LEXICAL = "lexical"
     LLM = "llm"
     USER = "user"  # `cortex remember` / `/remember`
+
+
+class SearchMode(StrEnum):
+    """How a recall searched: by keywords and meaning, or by keywords alone (no vectors)."""
+
+    HYBRID = "hybrid"
+    KEYWORD_ONLY = "keyword-only"
 
 
 @dataclass(frozen=True, slots=True)

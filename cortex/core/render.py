@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from cortex.core.model import Hit, Memory
+from cortex.core.model import Hit, Memory, SearchMode
 from cortex.core.redact.injection import is_instruction_like
 
 FENCE = "````"  # four backticks: memory text containing ``` cannot close the fence early
@@ -74,7 +74,7 @@ def render_recall(
     query: str,
     hits: Sequence[Hit],
     *,
-    mode: str,
+    mode: SearchMode,
     notes: Sequence[str],
     abstained: bool,
     reason: str,
@@ -84,13 +84,13 @@ def render_recall(
     header = f"## cortex recall: {query}"
     mode_line = (
         "_search: hybrid (keyword + vector)_"
-        if mode == "hybrid"
+        if mode == SearchMode.HYBRID
         else "_search: keyword-only (no vector search; results match words, not meaning)_"
     )
     out = [header, mode_line]
     flat = [" ".join(n.split()) for n in notes]  # a note is one line, whatever its source wrote
     out += [f"_note: {n}_" for n in flat if n and not n.startswith("keyword-only")]
-    if mode != "hybrid" and flat and flat[0].startswith("keyword-only"):
+    if mode != SearchMode.HYBRID and flat and flat[0].startswith("keyword-only"):
         out.append(f"_why keyword-only: {flat[0].removeprefix('keyword-only: ')}_")
     if abstained or not hits:
         out += ["", f"Nothing relevant in memory. ({reason or 'no match'})"]

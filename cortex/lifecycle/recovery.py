@@ -11,9 +11,8 @@ from cortex.app import Cortex
 from cortex.core.digest import StateDigest
 from cortex.core.model import Scope
 from cortex.errors import NotACortexStore, NotFound
-from cortex.store.sqlite import checkpoint, migrations
-from cortex.store.sqlite import maintenance as lifecycle_sql
-from cortex.store.sqlite.store import Store
+from cortex.store import open as stores
+from cortex.store.port import Checkpoint, StoreAdmin
 
 log = logging.getLogger("cortex.lifecycle.recovery")
 
@@ -22,9 +21,9 @@ log = logging.getLogger("cortex.lifecycle.recovery")
 class RestoreReport:
     """Checkpoints restored and the digests that prove it."""
 
-    restored: tuple[checkpoint.Checkpoint, ...]
+    restored: tuple[Checkpoint, ...]
     digests: dict[str, str] = field(default_factory=dict)  # checkpoint name -> digest after
-    safety: tuple[checkpoint.Checkpoint, ...] = ()  # taken just before restoring
+    safety: tuple[Checkpoint, ...] = ()  # taken just before restoring
     set_aside: tuple[Path, ...] = ()  # damaged store files moved out of the way (never deleted)
 
     @property
@@ -32,37 +31,21 @@ class RestoreReport:
         return all(self.digests.get(c.name) == c.digest for c in self.restored)
 
 
-def list_all_checkpoints(cx: Cortex) -> list[checkpoint.Checkpoint]:
+def list_all_checkpoints(cx: Cortex) -> list[Checkpoint]:
     """Checkpoints of both stores, newest first."""
     found = [
-        c
-        for scope in (Scope.PROJECT, Scope.GLOBAL)
-        for c in checkpoint.list_checkpoints(cx.store_path(scope))
+        c for scope in (Scope.PROJECT, Scope.GLOBAL) for c in stores.list_checkpoints(cx.store_path(scope))
     ]
     return sorted(found, key=lambda c: c.created, reverse=True)
 
 
-def _scope_of(cx: Cortex, cp: checkpoint.Checkpoint) -> Scope:
+def _scope_of(cx: Cortex, cp: Checkpoint) -> Scope:
     for scope in (Scope.PROJECT, Scope.GLOBAL):
-        if checkpoint.checkpoint_dir(cx.store_path(scope)) == cp.path.parent and cp.name.startswith(
+        if stores.checkpoint_dir(cx.store_path(scope)) == cp.path.parent and cp.name.startswith(
             cx.store_path(scope).stem + "-"
         ):
             return scope
     raise NotFound(f"checkpoint {cp.name} belongs to no store of this project", "")
-
-
-def _newer_schema(path: Path) -> bool:
-    """True when the file is a cortex store of a newer schema (restoring would downgrade it)."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-        try:
-            return int(conn.execute("PRAGMA user_version").fetchone()[0]) > migrations.LATEST_VERSION
-        finally:
-            conn.close()
-    except Exception:
-        return False
 
 
 def _set_aside(path: Path, stamp: str) -> list[Path]:
@@ -77,7 +60,7 @@ def _set_aside(path: Path, stamp: str) -> list[Path]:
     return moved
 
 
-def _store_for(cx: Cortex, cp: checkpoint.Checkpoint, moved: list[Path]) -> Store:
+def _store_for(cx: Cortex, cp: Checkpoint, moved: list[Path]) -> StoreAdmin:
     """The store a checkpoint restores into; a corrupt store (the reason to restore) is moved
     aside first, since it cannot be opened to receive the checkpoint."""
     scope = _scope_of(cx, cp)
@@ -85,7 +68,7 @@ def _store_for(cx: Cortex, cp: checkpoint.Checkpoint, moved: list[Path]) -> Stor
         return cx.write_store(scope)
     except NotACortexStore as exc:
         path = cx.store_path(scope)
-        if _newer_schema(path):
+        if stores.newer_schema(path):
             raise
         with contextlib.suppress(OSError):
             moved.extend(_set_aside(path, cx.now().strftime("%Y%m%dT%H%M%S")))
@@ -95,39 +78,31 @@ def _store_for(cx: Cortex, cp: checkpoint.Checkpoint, moved: list[Path]) -> Stor
         return cx.write_store(scope)
 
 
-def _restore_one(
-    cx: Cortex, cp: checkpoint.Checkpoint, moved: list[Path]
-) -> tuple[checkpoint.Checkpoint, StateDigest]:
+def _restore_one(cx: Cortex, cp: Checkpoint, moved: list[Path]) -> tuple[Checkpoint, StateDigest]:
     store = _store_for(cx, cp, moved)
     now = cx.now()
-    safety = checkpoint.write_checkpoint(
-        store,
-        reason="before-restore",
-        run=cp.run,
-        digest=lambda s: lifecycle_sql.read_state_digest(s).digest,
-        at=now,
-    )
-    checkpoint.restore_checkpoint(store, cp)
-    migrations.migrate(store.conn)  # a checkpoint from before an upgrade comes back up to date
-    after = lifecycle_sql.read_state_digest(store)
+    safety = store.write_checkpoint(reason="before-restore", run=cp.run, at=now)
+    store.restore_checkpoint(cp)
+    store.migrate()  # a checkpoint from before an upgrade comes back up to date
+    after = store.state_digest()
     with store.transaction():
         store.journal(
             cx.actor, "checkpoint-restore", None, {"checkpoint": cp.name, "digest": after.digest}, now
         )
-    checkpoint.mark_restored(cp, now)
+    stores.mark_restored(cp, now)
     return safety, after
 
 
 def restore(cx: Cortex, ref: str) -> RestoreReport:
     """Restore one checkpoint by name (`cortex restore NAME`); a safety checkpoint comes first."""
     paths = [cx.store_path(Scope.PROJECT), cx.store_path(Scope.GLOBAL)]
-    cp = checkpoint.find_checkpoint(paths, ref)
+    cp = stores.find_checkpoint(paths, ref)
     moved: list[Path] = []
     safety, after = _restore_one(cx, cp, moved)
     return RestoreReport((cp,), {cp.name: after.digest}, (safety,), tuple(moved))
 
 
-def last_consolidation(cx: Cortex) -> list[checkpoint.Checkpoint]:
+def last_consolidation(cx: Cortex) -> list[Checkpoint]:
     """The checkpoints taken by the last consolidation that changed something (one per store)."""
     taken = [c for c in list_all_checkpoints(cx) if c.reason == "consolidate"]
     return [c for c in taken if c.run == taken[0].run] if taken else []
@@ -147,7 +122,7 @@ def rollback(cx: Cortex) -> RestoreReport:
             "restore an older state explicitly with `cortex restore NAME` (see `--list`)",
         )
     digests: dict[str, str] = {}
-    safety: list[checkpoint.Checkpoint] = []
+    safety: list[Checkpoint] = []
     moved: list[Path] = []
     for cp in chosen:
         taken, after = _restore_one(cx, cp, moved)

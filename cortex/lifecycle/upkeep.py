@@ -15,15 +15,14 @@ from cortex.app import Cortex, new_id
 from cortex.core import graph
 from cortex.core.lifecycle import consolidate as merging
 from cortex.core.lifecycle import decay
-from cortex.core.model import Edge, EdgeStatus, Memory, Scope
+from cortex.core.model import Edge, EdgeStatus, Memory, Scope, ScopeFilter
 from cortex.core.serial import format_time, logical_dict, parse_time
 from cortex.core.write import similar
 from cortex.errors import CortexError
 from cortex.lifecycle.recovery import restore, rollback
 from cortex.recall.traverse import refresh_centrality
-from cortex.store.sqlite import checkpoint, vectors
-from cortex.store.sqlite import maintenance as lifecycle_sql
-from cortex.store.sqlite.store import Store
+from cortex.store.packing import unit_rows
+from cortex.store.port import Checkpoint, StoreAdmin
 
 log = logging.getLogger("cortex.lifecycle.upkeep")
 
@@ -66,7 +65,7 @@ class StoreConsolidation:
     plan: merging.ConsolidationPlan
     applied: tuple[merging.Merge, ...] = ()
     skipped: tuple[merging.Merge, ...] = ()  # changed by someone else between planning and applying
-    checkpoint: checkpoint.Checkpoint | None = None
+    checkpoint: Checkpoint | None = None
     reason: str = ""
 
 
@@ -87,8 +86,8 @@ class AfterExtraction:
     consolidation: ConsolidationReport | None = None
 
 
-def _writable(cx: Cortex) -> list[Store]:
-    return [s for s in cx.read_stores("all") if not s.conn.readonly]
+def _writable(cx: Cortex) -> list[StoreAdmin]:
+    return [s for s in cx.read_stores() if not s.readonly]
 
 
 # -- the tick -----------------------------------------------------------------------------------
@@ -97,16 +96,16 @@ def _fresh(current: Memory | None, before: Memory) -> bool:
     return current is not None and logical_dict(current) == logical_dict(before)
 
 
-def tick_store(cx: Cortex, store: Store, *, dry_run: bool = False) -> StoreTick:
+def tick_store(cx: Cortex, store: StoreAdmin, *, dry_run: bool = False) -> StoreTick:
     """Decay, archive and prune one store at `cx.now()`."""
     now = cx.now()
     if dry_run:
-        scores = graph.centrality(store.edges(status="active"), lifecycle_sql.read_active_ids(store))
+        scores = graph.centrality(store.edges(status="active"), store.active_ids())
     else:
         with store.transaction():  # hubs are exempt from archiving: judge them on today's links
             scores = refresh_centrality(store)
-    candidates = lifecycle_sql.read_tick_candidates(
-        store, decay.plan_tick_cutoffs(now), decay.prune_cutoff(now), decay.ARCHIVE_FLOOR
+    candidates = store.tick_candidates(
+        decay.plan_tick_cutoffs(now), decay.prune_cutoff(now), decay.ARCHIVE_FLOOR
     )
     memories = [
         m if m.centrality == scores.get(m.id, 0.0) else replace(m, centrality=scores.get(m.id, 0.0))
@@ -123,9 +122,7 @@ def tick_store(cx: Cortex, store: Store, *, dry_run: bool = False) -> StoreTick:
                 continue  # changed since it was read: the next tick decides again
             store.update_memory(c.before, c.after, cx.actor, now, c.transition.value)
             applied.append(c)
-        lifecycle_sql.delete_vectors_of(
-            store, [c.after.id for c in applied if c.transition is decay.Transition.PRUNE]
-        )
+        store.delete_vectors([c.after.id for c in applied if c.transition is decay.Transition.PRUNE])
     return StoreTick(store.scope, tuple(applied))
 
 
@@ -147,7 +144,7 @@ def _pair_cosines(
 
     ids = list(blobs)
     row = {mid: i for i, mid in enumerate(ids)}
-    unit = vectors.unit_rows([blobs[mid] for mid in ids], dtype="float64")
+    unit = unit_rows([blobs[mid] for mid in ids], dtype="float64")
     left = np.fromiter((row[a] for a, _ in pairs), dtype=np.intp, count=len(pairs))
     right = np.fromiter((row[b] for _, b in pairs), dtype=np.intp, count=len(pairs))
     dots = np.einsum("ij,ij->i", unit[left], unit[right])
@@ -155,33 +152,31 @@ def _pair_cosines(
 
 
 def read_cosines(
-    cx: Cortex, store: Store, pairs: Sequence[similar.SimilarPair]
+    cx: Cortex, store: StoreAdmin, pairs: Sequence[similar.SimilarPair]
 ) -> dict[tuple[str, str], float]:
     """Cosines of stored vectors for these pairs (none when the store has no vectors)."""
     if not pairs or not store.vectors:
         return {}
-    indexes = lifecycle_sql.read_vector_indexes(store)
+    indexes = store.vector_indexes()
     key = cx.embedder_key()
     preferred = [t for t, k, _ in indexes if k == key] or [t for t, _, _ in indexes]
     if not preferred:
         return {}
     ids = sorted({i for p in pairs for i in (p.a, p.b)})
-    rows = store.row_numbers(ids)
-    blobs = vectors.read_vectors(store, preferred[0], list(rows.values()))
-    by_id = {mid: blobs[n] for mid, n in rows.items() if n in blobs}
+    by_id = store.read_vectors(preferred[0], ids)
     known = [(p.a, p.b) for p in pairs if p.a in by_id and p.b in by_id]
     return _pair_cosines(by_id, known) if known else {}
 
 
-def plan_store(cx: Cortex, store: Store, *, since_seq: int | None = None) -> merging.ConsolidationPlan:
+def plan_store(cx: Cortex, store: StoreAdmin, *, since_seq: int | None = None) -> merging.ConsolidationPlan:
     """Gather what consolidation needs from one store and plan it.
 
     Pairs are found on (id, type, content) alone; full memories and their links are read only
     for memories that pair with something. With `since_seq`, only memories changed after that
     journal record are compared (with everything).
     """
-    texts = lifecycle_sql.read_active_texts(store)
-    probes = None if since_seq is None else lifecycle_sql.read_changed_ids(store, since_seq)
+    texts = store.active_texts()
+    probes = None if since_seq is None else store.changed_ids(since_seq)
     pairs = similar.find_similar_pairs(texts, probes=probes) if probes is None or probes else []
     involved = sorted({i for p in pairs for i in (p.a, p.b)})
     memories = list(store.get_many(involved).values())
@@ -191,7 +186,7 @@ def plan_store(cx: Cortex, store: Store, *, since_seq: int | None = None) -> mer
     return merging.plan_consolidation(memories, list(edges.values()), cx.now(), pairs=pairs, cosines=cosines)
 
 
-def _apply_merge(cx: Cortex, store: Store, merge: merging.Merge) -> bool:
+def _apply_merge(cx: Cortex, store: StoreAdmin, merge: merging.Merge) -> bool:
     now = cx.now()
     members = [merge.keeper, *merge.absorbed]
     current = store.get_many([m.id for m in members])
@@ -214,7 +209,7 @@ def _apply_merge(cx: Cortex, store: Store, merge: merging.Merge) -> bool:
 
 def consolidate_store(
     cx: Cortex,
-    store: Store,
+    store: StoreAdmin,
     *,
     dry_run: bool = False,
     run: str = "",
@@ -222,20 +217,14 @@ def consolidate_store(
     incremental: bool = False,
 ) -> StoreConsolidation:
     """Plan and (unless dry-run) apply one store's consolidation, checkpointing first if needed."""
-    seq = lifecycle_sql.read_journal_seq(store)
+    seq = store.journal_seq()
     since = int(store.get_meta(META_CONSOLIDATED_SEQ, "0") or 0) if incremental else None
     planned = plan_store(cx, store, since_seq=since)
     if dry_run:
         return StoreConsolidation(store.scope, planned, reason=reason)
     taken = None
     if planned.destructive:
-        taken = checkpoint.write_checkpoint(
-            store,
-            reason="consolidate",
-            run=run or new_id(),
-            digest=lambda s: lifecycle_sql.read_state_digest(s).digest,
-            at=cx.now(),
-        )
+        taken = store.write_checkpoint(reason="consolidate", run=run or new_id(), at=cx.now())
     applied: list[merging.Merge] = []
     skipped: list[merging.Merge] = []
     with store.transaction():
@@ -246,7 +235,7 @@ def consolidate_store(
         # In the same transaction as the merges: a kill leaves both undone, and the next
         # run does the work once.
         store.set_meta(META_CONSOLIDATED_AT, store.get_meta(META_EXTRACTIONS, "0") or "0")
-        store.set_meta(META_CONSOLIDATED_ACTIVE, str(lifecycle_sql.count_active(store)))
+        store.set_meta(META_CONSOLIDATED_ACTIVE, str(store.count_active()))
         store.set_meta(META_CONSOLIDATED_SEQ, str(seq))
         refresh_centrality(store)
     if applied:
@@ -255,16 +244,16 @@ def consolidate_store(
 
 
 def consolidate(
-    cx: Cortex, *, dry_run: bool = False, reason: str = "manual", scope: str = "all"
+    cx: Cortex, *, dry_run: bool = False, reason: str = "manual", scope: ScopeFilter = ScopeFilter.ALL
 ) -> ConsolidationReport:
     """Merge near-duplicates and flag contradictions in every store (`cortex consolidate`)."""
     run = new_id()
-    stores = [s for s in _writable(cx) if scope in ("all", s.scope.value)]
+    stores = [s for s in _writable(cx) if s.scope in ScopeFilter(scope).scopes()]
     done = tuple(consolidate_store(cx, s, dry_run=dry_run, run=run, reason=reason) for s in stores)
     return ConsolidationReport(dry_run, reason, done)
 
 
-def _tick_due(store: Store, now: datetime) -> bool:
+def _tick_due(store: StoreAdmin, now: datetime) -> bool:
     last = parse_time(store.get_meta(META_TICKED_AT))
     return last is None or now < last or now - last >= TICK_EVERY
 
@@ -291,7 +280,7 @@ def after_extraction(cx: Cortex) -> AfterExtraction:
         why = merging.plan_auto_consolidation(
             extractions=count,
             last_extractions=int(store.get_meta(META_CONSOLIDATED_AT, "0") or 0),
-            active=lifecycle_sql.count_active(store),
+            active=store.count_active(),
             last_active=int(store.get_meta(META_CONSOLIDATED_ACTIVE, "0") or 0),
             every=cx.settings.consolidate_every,
             active_over=cx.settings.consolidate_active_over,
@@ -307,9 +296,9 @@ def after_extraction(cx: Cortex) -> AfterExtraction:
 
 
 # -- reviewing suggested edges ------------------------------------------------------------------
-def suggested_edges(cx: Cortex) -> list[tuple[Store, Edge]]:
+def suggested_edges(cx: Cortex) -> list[tuple[StoreAdmin, Edge]]:
     """Every suggested edge awaiting review, with its store."""
-    return [(s, e) for s in cx.read_stores("all") for e in s.edges(status=EdgeStatus.SUGGESTED.value)]
+    return [(s, e) for s in cx.read_stores() for e in s.edges(status=EdgeStatus.SUGGESTED.value)]
 
 
 def review_edges(cx: Cortex, *, promote: Sequence[str] = (), drop: Sequence[str] = ()) -> dict[str, Any]:

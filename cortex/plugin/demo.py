@@ -24,6 +24,7 @@ from pathlib import Path
 from cortex.app import Cortex
 from cortex.capture.queue import list_files
 from cortex.config import load_settings
+from cortex.core.model import SearchMode
 from cortex.paths import RULES_FILE, STORE_DIR, Paths
 from cortex.plugin import hooks
 
@@ -68,7 +69,7 @@ class DemoResult:
     session_start: str
     rules_file: str
     recall: str
-    recall_mode: str
+    recall_mode: SearchMode
     embedder_note: str
     secret: str
     leaks: dict[str, int] = field(default_factory=dict)
@@ -204,11 +205,11 @@ def run_demo(base: Path, home: Path, env: Mapping[str, str]) -> DemoResult:
     paths = Paths(project, home)
     with Cortex(paths, load_settings(paths, dict(env)), actor="demo") as cx:
         counts: dict[str, int] = {}
-        for store in cx.read_stores("all"):
+        for store in cx.read_stores():
             for kind, n in store.counts()["type"].items():
                 counts[kind] = counts.get(kind, 0) + n
         result = recall(cx, RecallRequest(text=RECALL_QUERY, limit=3), record=False)
-        note = cx.query_embedder().note if result.mode == "hybrid" else "; ".join(result.notes)
+        note = cx.query_embedder().note if result.mode is SearchMode.HYBRID else "; ".join(result.notes)
         shown = render_result(result)
     memory_dir = project / STORE_DIR
     places = {

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cortex.shell.files import read_text
 
-PLUGIN_ROOT = Path(__file__).resolve().parents[1]
+PLUGIN_ROOT = Path(__file__).resolve().parents[2]
 VENV_DIR = "venv"
 MARKER = "installed.json"  # inside the venv: removing the venv removes the marker
 # What the CLI needs beyond the stdlib; the hooks and the worker need none of it.
@@ -42,7 +42,7 @@ def plugin_version(root: Path = PLUGIN_ROOT) -> str:
         version = json.loads(text or "").get("version")
         if isinstance(version, str) and version:
             return version
-    from cortex import __version__
+    from cortex.version import __version__
 
     return __version__
 

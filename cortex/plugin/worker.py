@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from cortex.app import Cortex
+from cortex.backends.choose import embeddings_wanted
+from cortex.backends.port import Choice, Embedder
 from cortex.capture.queue import SessionWork, delete_files, list_files, read_work
 from cortex.capture.session import SessionReport, capture_session, read_git_facts
 from cortex.core.model import Memory, Scope
@@ -143,27 +145,23 @@ def _is_cortex_error(exc: BaseException) -> bool:
     return isinstance(exc, CortexError)
 
 
-def _load_embedder(cx: Cortex) -> tuple[Any, str]:
-    """The ONNX export when it exists (no torch), else the bulk embedder, else none."""
-    from cortex.capture import write as writer
-
-    if cx.settings.embedder == "none":
-        return None, "embeddings disabled in config"
-    fast = writer.fast_embedder(cx)
-    if fast is not None:
-        return fast, cx.query_embedder().note
-    choice = cx.bulk_embedder()
-    return choice.embedder, choice.note
+def _load_embedder(cx: Cortex) -> Choice[Embedder]:
+    """The query embedder when it is cheap to load here (no torch), else the bulk embedder."""
+    if cx.query_embedder_ready():
+        fast = cx.query_embedder()
+        if fast.backend is not None:
+            return fast
+    return cx.bulk_embedder()
 
 
 def _embed(cx: Cortex, touched: dict[Scope, dict[str, Memory]], report: WorkerReport) -> None:
     if not any(touched.values()) and not _has_pending(cx):
         return
     try:
-        embedder, note = _load_embedder(cx)
-        report.embedder = note
+        choice = _load_embedder(cx)
+        report.embedder, embedder = choice.note, choice.backend
         if embedder is None:
-            log.info("memories left for `cortex backfill`: %s", note)
+            log.info("memories left for `cortex backfill`: %s", choice.note)
             return
         report.embedded += embed_touched(cx, touched, embedder)
         report.embedded += _embed_pending(cx, embedder)
@@ -171,48 +169,45 @@ def _embed(cx: Cortex, touched: dict[Scope, dict[str, Memory]], report: WorkerRe
         log.warning("embedding failed (%s: %s); left for `cortex backfill`", type(exc).__name__, exc)
 
 
-def embed_touched(cx: Cortex, touched: dict[Scope, dict[str, Memory]], embedder: Any) -> int:
+def embed_touched(cx: Cortex, touched: dict[Scope, dict[str, Memory]], embedder: Embedder) -> int:
     """Embed the memories a run stored or changed; returns how many got vectors."""
-    from cortex.capture import write as writer
+    from cortex.capture.embed import embed_memories
 
     done = 0
     for scope, memories in touched.items():
         store = cx.store(scope, create=False)
         if store is None or not memories:
             continue
-        if writer.embed_memories(cx, store, list(memories.values()), embedder):
+        if embed_memories(cx, store, list(memories.values()), embedder):
             done += len(memories)
     return done
 
 
 def _has_pending(cx: Cortex) -> bool:
-    return False if cx.settings.embedder == "none" else _pending_count(cx) > 0
+    return embeddings_wanted(cx.settings) and _pending_count(cx) > 0
 
 
 def _pending_count(cx: Cortex) -> int:
-    from cortex.store.sqlite import vectors
-
     key = cx.embedder_key()
     total = 0
-    for store in cx.read_stores("all"):
-        found = vectors.existing_index(store, key) if key else None
-        total += vectors.count_pending(store, found[0] if found else None)
+    for store in cx.read_stores():
+        found = store.vector_index(key) if key else None
+        total += store.count_unembedded(found.name if found else None)
     return total
 
 
-def _embed_pending(cx: Cortex, embedder: Any) -> int:
+def _embed_pending(cx: Cortex, embedder: Embedder) -> int:
     """Vectors for memories stored while no embedder was available (a bounded slice per run)."""
-    from cortex.capture import write as writer
-    from cortex.store.sqlite import vectors
+    from cortex.capture.embed import embed_memories
 
     done = 0
-    for store in cx.read_stores("all"):
-        if store.conn.readonly or not store.vectors:
+    for store in cx.read_stores():
+        if store.readonly or not store.vectors:
             continue
-        found = vectors.existing_index(store, embedder.key)
-        rows = vectors.pending(store, found[0] if found else None, PENDING_PER_RUN)
-        mems = list(store.get_many([mid for _, mid in rows]).values())
-        if mems and writer.embed_memories(cx, store, mems, embedder):
+        found = store.vector_index(embedder.key)
+        ids = store.unembedded(found.name if found else None, PENDING_PER_RUN)
+        mems = list(store.get_many(ids).values())
+        if mems and embed_memories(cx, store, mems, embedder):
             done += len(mems)
     return done
 

@@ -1,22 +1,22 @@
 """UserPromptSubmit: a few memories that clearly match the prompt, by keywords only. Stdlib only.
 
-Runs inside the hook process, so it uses the stdlib `sqlite3` (FTS5, no vectors, no model),
-opens the stores read-only, and keeps only memories that contain most of the prompt's
-content words: adding nothing is better than adding noise to every prompt.
+Runs inside the hook process, so it reads the stores through the adapter's stdlib-only hook
+read (keywords, no vectors, no model), read-only, and keeps only memories that contain most of
+the prompt's content words: adding nothing is better than adding noise to every prompt.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from cortex.core.extract.transcript import BRIEFING_MARKER
-from cortex.core.recall.query import content_words, fts_match_sql
+from cortex.core.recall.query import content_words, text_query
 from cortex.core.redact.injection import is_instruction_like
 from cortex.core.render import fence
 from cortex.core.text import word_set
+from cortex.store.sqlite import hook_read
 
 log = logging.getLogger("cortex.recall.prompt_lookup")
 
@@ -25,13 +25,6 @@ MIN_COVERAGE = 0.6  # share of the prompt's content words a memory must contain
 MIN_MATCHED_WORDS = 2
 MAX_MEMORY_CHARS = 600
 MAX_CONTEXT_CHARS = 4_000
-_SEARCH_SQL = (
-    "SELECT m.id, m.type, m.content, m.created, m.source_branch, m.scope, "
-    "bm25(memories_fts, 1.0, 0.6, 0.4) FROM memories_fts "
-    "JOIN memories m ON m.n = memories_fts.rowid "
-    "WHERE memories_fts MATCH ? AND m.status = 'active' AND m.type != 'code' "
-    "ORDER BY bm25(memories_fts, 1.0, 0.6, 0.4) LIMIT ?"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,19 +41,11 @@ class Match:
     bm25: float
 
 
-def _search(db: Path, match: str) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=0.2)
-    try:
-        return list(conn.execute(_SEARCH_SQL, (match, CANDIDATES_PER_STORE)))
-    finally:
-        conn.close()
-
-
 def read_matches(dbs: list[Path], prompt: str, limit: int) -> list[Match]:
     """The best `limit` memories of the stores that cover most of the prompt's content words."""
-    match = fts_match_sql(prompt)
+    query = text_query(prompt)
     wanted = set(content_words(prompt))
-    if match is None or not wanted or limit <= 0:
+    if query is None or not wanted or limit <= 0:
         return []
     needed = min(len(wanted), MIN_MATCHED_WORDS)
     found: list[Match] = []
@@ -68,8 +53,8 @@ def read_matches(dbs: list[Path], prompt: str, limit: int) -> list[Match]:
         if not db.is_file():
             continue
         try:
-            rows = _search(db, match)
-        except sqlite3.Error as exc:  # no FTS5 in this build, a store being migrated, a lock
+            rows = hook_read.read_prompt_matches(db, query, CANDIDATES_PER_STORE)
+        except hook_read.Unreadable as exc:  # no FTS5 in this build, a store being migrated, a lock
             log.info("prompt lookup skipped %s: %s", db, exc)
             continue
         for mid, mtype, content, created, branch, scope, bm25 in rows:

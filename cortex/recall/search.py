@@ -5,23 +5,25 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from cortex.app import Cortex
+from cortex.backends.port import Reranker
 from cortex.core import graph
-from cortex.core.model import Edge, EdgeType, Hit, Memory, Scope, Status
+from cortex.core.lifecycle.decay import plan_restore
+from cortex.core.model import Edge, Hit, Memory, Scope, ScopeFilter, SearchMode, Status
 from cortex.core.recall.decide import (
     DEFAULT_VECTOR_FLOOR,
     Gathered,
     RecallParams,
     RecallPlan,
     RecallRequest,
+    RecallResult,
     plan_recall,
 )
 from cortex.recall import gather as gathering
-from cortex.store.sqlite.store import Store
+from cortex.store.port import MemoryStore
 
 log = logging.getLogger("cortex.recall")
 
@@ -29,22 +31,6 @@ MAX_LIMIT = 100
 RERANK_DEPTH = 30  # cross-encoder cost grows with candidates: ~85 ms per 100 on 2 cores
 SEE_ALSO_DEPTH = 2
 SEE_ALSO_MAX = 5
-
-
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """What recall found, how, and what it could not do."""
-
-    query: str
-    hits: tuple[Hit, ...]
-    mode: str  # "hybrid" | "keyword-only"
-    notes: tuple[str, ...]
-    abstained: bool
-    reason: str
-    intent: str
-    dropped_by_budget: int = 0
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    evidence: dict[str, float | None] = field(default_factory=dict)  # what the floors were applied to
 
 
 def render_result(result: RecallResult) -> str:
@@ -62,7 +48,7 @@ def render_result(result: RecallResult) -> str:
     )
 
 
-def _expand(stores: Sequence[Store], plan: RecallPlan, got: Gathered) -> list[Hit]:
+def _expand(stores: Sequence[MemoryStore], plan: RecallPlan, got: Gathered) -> list[Hit]:
     """Attach raw code (`source_of`) and related memories to depth 2 ("see also")."""
     by_scope = {s.scope: s for s in stores}
     shown = {h.id for h in plan.hits}
@@ -71,44 +57,19 @@ def _expand(stores: Sequence[Store], plan: RecallPlan, got: Gathered) -> list[Hi
     for scope, store in by_scope.items():
         mine = [h.id for h in plan.hits if got.memories[h.id].scope == scope]
         edges[scope] = _edges_to_depth(store, mine) if mine else []
-        linked = {e.source for e in edges[scope] if e.type == EdgeType.SOURCE_OF}
-        linked |= {e.target for e in edges[scope] if e.type == EdgeType.SOURCE_OF}
-        code.update(store.get_many(sorted(linked)))
-    touching = {scope: _by_node(found) for scope, found in edges.items()}
+        code.update(store.get_many(sorted(graph.code_link_ends(edges[scope]))))
+    touching = {scope: graph.edges_by_node(found) for scope, found in edges.items()}
     hits: list[Hit] = []
     for ranked in plan.hits:
         memory = got.memories[ranked.id]
         index = touching.get(memory.scope) or touching.get(stores[0].scope, {})
-        near_edges = _within_two_hops(index, ranked.id)
-        code_ids = [e.target for e in near_edges if e.type == EdgeType.SOURCE_OF and e.source == ranked.id]
-        code_ids += [e.source for e in near_edges if e.type == EdgeType.SOURCE_OF and e.target == ranked.id]
-        attached = tuple(code[c] for c in dict.fromkeys(code_ids) if c in code and c != ranked.id)
-        near = graph.traverse(ranked.id, near_edges, SEE_ALSO_DEPTH, direction="both")
-        see_also = tuple(nid for _, nid, e in near if nid not in shown and e.type != EdgeType.SOURCE_OF)
-        hits.append(
-            Hit(memory, ranked.score, memory.scope, dict(ranked.signals), attached, see_also[:SEE_ALSO_MAX])
-        )
+        code_ids, see_also = graph.code_and_see_also(ranked.id, index, shown, SEE_ALSO_DEPTH, SEE_ALSO_MAX)
+        attached = tuple(code[c] for c in code_ids if c in code and c != ranked.id)
+        hits.append(Hit(memory, ranked.score, memory.scope, dict(ranked.signals), attached, see_also))
     return hits
 
 
-def _by_node(edges: Sequence[Edge]) -> dict[str, list[Edge]]:
-    index: dict[str, list[Edge]] = {}
-    for e in edges:
-        index.setdefault(e.source, []).append(e)
-        if e.target != e.source:
-            index.setdefault(e.target, []).append(e)
-    return index
-
-
-def _within_two_hops(index: dict[str, list[Edge]], start: str) -> list[Edge]:
-    """The edges a depth-2 walk from `start` can use, from an index of edges by node."""
-    first = index.get(start, [])
-    ring = {e.source for e in first} | {e.target for e in first}
-    local = {(e.source, e.target, e.type): e for n in ring for e in index.get(n, [])}
-    return [*first, *(e for key, e in local.items() if e not in first)]
-
-
-def _edges_to_depth(store: Store, starts: Sequence[str]) -> list[Edge]:
+def _edges_to_depth(store: MemoryStore, starts: Sequence[str]) -> list[Edge]:
     """Active edges within two hops of any of `starts` (two queries instead of the whole graph).
 
     A walk of depth 2 from one start only uses edges touching it or its neighbours, so the
@@ -127,27 +88,17 @@ def _apply_access(cx: Cortex, hits: Sequence[Hit]) -> None:
         if not mine:
             continue
         store = cx.store(scope, create=False)
-        if store is None or store.conn.readonly:
+        if store is None or store.readonly:
             continue
         with store.transaction():
             store.record_access([m.id for m in mine], now, cx.actor)
             for m in mine:
-                if m.status == Status.ARCHIVED:
-                    current = store.get(m.id)
-                    if current is not None and current.status == Status.ARCHIVED:
-                        store.update_memory(
-                            current,
-                            replace(
-                                current,
-                                status=Status.ACTIVE,
-                                status_changed=now,
-                                low_since=None,
-                                updated=now,
-                            ),
-                            cx.actor,
-                            now,
-                            "restore",
-                        )
+                current = store.get(m.id) if m.status == Status.ARCHIVED else None
+                # Only archived ones: a recall never shows pruned memories, so never revives them.
+                if current is not None and current.status == Status.ARCHIVED:
+                    restored = plan_restore(current, now)
+                    if restored is not None:
+                        store.update_memory(current, restored, cx.actor, now, "restore")
 
 
 def _first_pass(req: RecallRequest, got: Gathered, now: datetime, params: RecallParams, n: int) -> list[str]:
@@ -160,7 +111,7 @@ def _first_pass(req: RecallRequest, got: Gathered, now: datetime, params: Recall
 
 
 def _with_rerank(
-    pool: gathering.Pool, req: RecallRequest, reranker: Any, ids: Sequence[str]
+    pool: gathering.Pool, req: RecallRequest, reranker: Reranker, ids: Sequence[str]
 ) -> gathering.Pool:
     """Cross-encoder scores for the first pass's best candidates (a failing model is skipped)."""
     if not ids:
@@ -195,14 +146,14 @@ def recall(
     """Hybrid recall over the project and global stores."""
     started = time.perf_counter()
     req = replace(req, limit=max(0, min(req.limit, MAX_LIMIT)))
-    stores = cx.read_stores(scope)
+    stores = cx.read_stores(ScopeFilter(scope))
     if params is None:
         params = default_params(cx)
     if not stores:
         return RecallResult(
             req.text,
             (),
-            "keyword-only",
+            SearchMode.KEYWORD_ONLY,
             ("no memories stored yet",),
             True,
             "nothing in memory yet",

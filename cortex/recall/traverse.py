@@ -8,10 +8,12 @@ from typing import Any
 from cortex.app import Cortex
 from cortex.core import graph
 from cortex.core.model import Edge, EdgeType
-from cortex.store.sqlite.store import Store
+from cortex.store.port import MemoryStore
 
 
-def read_edges_near(store: Store, start: str, depth: int, include_suggested: bool = False) -> list[Edge]:
+def read_edges_near(
+    store: MemoryStore, start: str, depth: int, include_suggested: bool = False
+) -> list[Edge]:
     """Edges within `depth` hops of `start`, fetched one ring at a time (never the whole graph)."""
     seen_nodes = {start}
     frontier = [start]
@@ -77,9 +79,8 @@ def traverse(
     }
 
 
-def refresh_centrality(store: Store) -> dict[str, float]:
+def refresh_centrality(store: MemoryStore) -> dict[str, float]:
     """Recompute in-degree centrality from the active edges and store it (derived data)."""
-    ids = [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE status = 'active'")]
-    scores = graph.centrality(store.edges(status="active"), ids)
+    scores = graph.centrality(store.edges(status="active"), store.active_ids())
     store.write_centrality(scores)
     return scores

@@ -21,7 +21,7 @@ from cortex.app import Cortex
 from cortex.config import Settings
 from cortex.paths import resolve_paths
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXTRAS = ("anthropic", "voyageai", "flashrank")
 RUN_WITHOUT_EXTRAS = (
     "import sys\n"

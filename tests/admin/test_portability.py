@@ -18,18 +18,18 @@ from hypothesis import strategies as st
 from cortex.admin import portability
 from cortex.admin import rebuild as rebuilding
 from cortex.app import Cortex
-from cortex.capture import write as writer
+from cortex.capture import manual
 from cortex.cli.main import cli
 from cortex.config import Settings
 from cortex.core.model import Edge, EdgeStatus, EdgeType, Scope
 from cortex.core.recall.decide import RecallRequest
-from cortex.core.recall.query import fts_match_sql
+from cortex.core.recall.query import text_query
 from cortex.core.text import content_hash
 from cortex.errors import InputError
 from cortex.lifecycle import upkeep as lifecycle
 from cortex.paths import Paths
 from cortex.recall.search import recall
-from cortex.store.sqlite import maintenance as lifecycle_sql
+from cortex.store.packing import pack
 from cortex.store.sqlite import vectors
 from cortex.store.sqlite.store import Store
 
@@ -71,7 +71,7 @@ def store_of(cx: Cortex) -> Store:
 
 
 def digest(cx: Cortex) -> str:
-    return lifecycle_sql.read_state_digest(store_of(cx)).digest
+    return store_of(cx).state_digest().digest
 
 
 def exported(cx: Cortex) -> str:
@@ -90,9 +90,9 @@ def populate(cx: Cortex) -> dict[str, str]:
         ("flaky", "The upload test is flaky on CI; rerun once", "gotcha"),
         ("todo", "Edited cortex/worker.py and tests/test_worker.py", "progress"),
     ]:
-        ids[key] = writer.remember(cx, text, mem_type=kind).memory.id
-    writer.supersede(cx, ids["pg2"], ids["pg"])
-    writer.forget(cx, [(store_of(cx), store_of(cx).get(ids["todo"]))])  # type: ignore[list-item]
+        ids[key] = manual.remember(cx, text, mem_type=kind).memory.id
+    manual.supersede(cx, ids["pg2"], ids["pg"])
+    manual.forget(cx, [(store_of(cx), store_of(cx).get(ids["todo"]))])  # type: ignore[list-item]
     recall(cx, RecallRequest(text="WAL readers writer"))
     with cx.writing(Scope.PROJECT) as store:
         store.upsert_edge(
@@ -112,7 +112,7 @@ def test_export_then_import_into_an_empty_store_is_lossless(src: Cortex, dst: Co
     populate(src)
     text = exported(src)
     reports = portability.import_file(dst, text.splitlines())
-    assert [r.inserted for r in reports] == [len(lifecycle_sql.read_all_memories(store_of(src)))]
+    assert [r.inserted for r in reports] == [len(store_of(src).all_memories())]
     assert digest(dst) == digest(src)
     strip = lambda rows: [{k: r[k] for k in ("at", "actor", "op", "memory_id", "payload")} for r in rows]  # noqa: E731
     source_journal = strip(store_of(src).journal_rows())
@@ -130,17 +130,17 @@ def test_importing_the_same_file_twice_changes_nothing(src: Cortex, dst: Cortex)
     first, journal = digest(dst), len(store_of(dst).journal_rows())
     (again,) = portability.import_file(dst, text.splitlines())
     assert (again.inserted, again.updated, again.journal) == (0, 0, 0)
-    assert again.kept == len(lifecycle_sql.read_all_memories(store_of(dst)))
+    assert again.kept == len(store_of(dst).all_memories())
     assert digest(dst) == first
     assert len(store_of(dst).journal_rows()) == journal + 1  # only the import record
 
 
 def test_import_dedupes_by_content_and_moves_links_to_the_existing_memory(src: Cortex, dst: Cortex) -> None:
-    a = writer.remember(src, "Hooks must print nothing on stdout", mem_type="gotcha").memory
-    b = writer.remember(src, "The Stop hook returns within 150 ms", mem_type="decision").memory
+    a = manual.remember(src, "Hooks must print nothing on stdout", mem_type="gotcha").memory
+    b = manual.remember(src, "The Stop hook returns within 150 ms", mem_type="decision").memory
     with src.writing(Scope.PROJECT) as store:
         store.upsert_edge(Edge(b.id, a.id, EdgeType.REFINES, 0.9), "t", src.now())
-    mine = writer.remember(dst, "hooks must print NOTHING on stdout", mem_type="gotcha").memory
+    mine = manual.remember(dst, "hooks must print NOTHING on stdout", mem_type="gotcha").memory
     (report,) = portability.import_file(dst, exported(src).splitlines())
     assert (report.inserted, report.duplicates, report.edges) == (1, 1, 1)
     edges = store_of(dst).edges([mine.id])
@@ -150,7 +150,7 @@ def test_import_dedupes_by_content_and_moves_links_to_the_existing_memory(src: C
 
 
 def test_import_never_overwrites_newer_data(src: Cortex, dst: Cortex) -> None:
-    m = writer.remember(src, "Release from the main branch only", mem_type="decision").memory
+    m = manual.remember(src, "Release from the main branch only", mem_type="decision").memory
     portability.import_file(dst, exported(src).splitlines())
     with dst.writing(Scope.PROJECT) as store:
         current = store.get(m.id)
@@ -178,8 +178,8 @@ def test_import_never_overwrites_newer_data(src: Cortex, dst: Cortex) -> None:
 
 
 def test_import_sanitises_edge_type_aliases(src: Cortex, dst: Cortex) -> None:
-    a = writer.remember(src, "Vectors live in vec0 tables", mem_type="architecture").memory
-    b = writer.remember(src, "One vec0 table per embedder and dimension", mem_type="architecture").memory
+    a = manual.remember(src, "Vectors live in vec0 tables", mem_type="architecture").memory
+    b = manual.remember(src, "One vec0 table per embedder and dimension", mem_type="architecture").memory
     lines = exported(src).splitlines()
     lines.insert(
         4,
@@ -196,7 +196,7 @@ def test_import_sanitises_edge_type_aliases(src: Cortex, dst: Cortex) -> None:
 
 
 def test_a_bad_file_is_refused_and_nothing_is_written(src: Cortex, dst: Cortex) -> None:
-    writer.remember(src, "Keep the briefing under 9,500 characters", mem_type="decision")
+    manual.remember(src, "Keep the briefing under 9,500 characters", mem_type="decision")
     lines = exported(src).splitlines()
     with pytest.raises(InputError, match="line 1"):
         portability.import_file(dst, ["{not json", *lines])
@@ -208,7 +208,7 @@ def test_a_bad_file_is_refused_and_nothing_is_written(src: Cortex, dst: Cortex) 
 
 
 def test_into_puts_a_project_export_in_the_global_store(src: Cortex, dst: Cortex) -> None:
-    m = writer.remember(src, "Prefer uv over pip for environments", mem_type="preference").memory
+    m = manual.remember(src, "Prefer uv over pip for environments", mem_type="preference").memory
     (report,) = portability.import_file(dst, exported(src).splitlines(), into="global")
     assert report.scope is Scope.GLOBAL
     got = dst.store(Scope.GLOBAL, create=False).get(m.id)  # type: ignore[union-attr]
@@ -221,11 +221,11 @@ def test_rebuild_repairs_the_full_text_index_and_keeps_the_state(src: Cortex) ->
     store = store_of(src)
     before = digest(src)
     store.conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
-    assert not store.fts_search(fts_match_sql("WAL readers writer"), 5)
-    assert not lifecycle_sql.check_fts(store)
+    assert not store.search_text(text_query("WAL readers writer"), 5)
+    assert not store.check_text_index()
     (report,) = rebuilding.rebuild(src)
     assert report.same and report.before == before and report.fts_ok
-    assert [mid for mid, _ in store.fts_search(fts_match_sql("WAL readers writer"), 5)] == [ids["wal"]]
+    assert [mid for mid, _ in store.search_text(text_query("WAL readers writer"), 5)] == [ids["wal"]]
 
 
 def test_rebuild_keeps_live_vectors_and_drops_orphans(src: Cortex) -> None:
@@ -233,25 +233,25 @@ def test_rebuild_keeps_live_vectors_and_drops_orphans(src: Cortex) -> None:
     store = store_of(src)
     rows = store.row_numbers(list(ids.values()))
     with store.transaction():
-        table = vectors.ensure_index(store, "fake-2", 2, src.now())
-        vectors.write_vectors(store, table, [(n, vectors.pack([1.0, float(n)])) for n in rows.values()])
+        table = vectors.ensure_index(store.conn, "fake-2", 2, src.now())
+        vectors.write_vectors(store.conn, table, [(n, pack([1.0, float(n)])) for n in rows.values()])
     (report,) = rebuilding.rebuild(src)
     # pg was superseded by pg2, flaky merged into its near-copy: their vectors go
     live = {rows[ids[k]] for k in ("wal", "pg2", "todo")}
-    assert set(lifecycle_sql.read_all_vectors(store, table)) == live
+    assert set(vectors.read_all_vectors(store.conn, table)) == live
     assert report.vectors_kept == 3
-    assert report.vectors_pending == len(lifecycle_sql.read_embeddable_rows(store)) - 3
-    hits = vectors.knn(store, table, vectors.pack([1.0, float(rows[ids["wal"]])]), 1)
+    assert report.vectors_pending == len(vectors.embeddable_rows(store.conn)) - 3
+    hits = vectors.knn(store.conn, table, pack([1.0, float(rows[ids["wal"]])]), 1)
     assert hits[0][0] == rows[ids["wal"]]
 
 
 def test_rebuild_centrality_matches_a_fresh_computation(src: Cortex) -> None:
     populate(src)
     store = store_of(src)
-    expected = {m.id: m.centrality for m in lifecycle_sql.read_all_memories(store)}
+    expected = {m.id: m.centrality for m in store.all_memories()}
     store.write_centrality({m: 0.7 for m in expected})
     rebuilding.rebuild(src)
-    assert {m.id: m.centrality for m in lifecycle_sql.read_all_memories(store)} == expected
+    assert {m.id: m.centrality for m in store.all_memories()} == expected
 
 
 # -- properties over generated histories ------------------------------------------------------------
@@ -282,14 +282,14 @@ def apply_ops(cx: Cortex, clock: Clock, history: list[tuple[object, ...]]) -> No
         try:
             if kind == "remember":
                 words, mem_type = op[1], op[2]
-                ids.append(writer.remember(cx, "note on " + " ".join(words), mem_type=mem_type).memory.id)  # type: ignore[arg-type]
+                ids.append(manual.remember(cx, "note on " + " ".join(words), mem_type=mem_type).memory.id)  # type: ignore[arg-type]
             elif kind == "forget" and ids:
                 store = store_of(cx)
-                writer.forget(cx, [(store, store.get(ids[int(op[1]) % len(ids)]))])  # type: ignore[list-item]
+                manual.forget(cx, [(store, store.get(ids[int(op[1]) % len(ids)]))])  # type: ignore[list-item]
             elif kind == "supersede" and len(ids) > 1:
                 a, b = ids[int(op[1]) % len(ids)], ids[int(op[2]) % len(ids)]
                 if a != b:
-                    writer.supersede(cx, a, b)
+                    manual.supersede(cx, a, b)
             elif kind == "recall" and ids:
                 recall(cx, RecallRequest(text=str(op[1])))
             elif kind == "link" and len(ids) > 1:
@@ -321,8 +321,8 @@ def test_round_trip_and_rebuild_hold_after_any_history(history: list[tuple[objec
             assert digest(b) == digest(a)
             for report in rebuilding.rebuild(a):
                 assert report.same and report.fts_ok
-            assert {m.id: m.centrality for m in lifecycle_sql.read_all_memories(store_of(a))} == {
-                m.id: m.centrality for m in lifecycle_sql.read_all_memories(store_of(b))
+            assert {m.id: m.centrality for m in store_of(a).all_memories()} == {
+                m.id: m.centrality for m in store_of(b).all_memories()
             }
         finally:
             a.close()

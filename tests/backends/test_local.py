@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from cortex.backends.local import (
     MINILM_KEY,
     Embedder,
-    EmbedderChoice,
     describe_embedders,
     ensure_onnx_export,
     load_bulk_embedder,
@@ -29,6 +28,7 @@ from cortex.backends.local import (
 )
 from cortex.backends.model_locate import MINILM_HUB_NAME, read_model_files, read_model_key
 from cortex.backends.onnx_embed import MANIFEST_FILE, export_dir, load_onnx_embedder, read_export_status
+from cortex.backends.port import Choice
 from cortex.errors import ModelError, StoreError
 from cortex.store.sqlite.embed_cache import CachedEmbedder, EmbeddingCache, text_sha256
 from tests.conftest import require_local_model
@@ -194,7 +194,7 @@ def test_without_any_embedding_package_the_choice_is_none_and_says_why(tmp_path:
         "q = load_query_embedder(None, Path(sys.argv[1]))\n"
         "b = load_bulk_embedder(None, Path(sys.argv[1]))\n"
         "d = describe_embedders(None, Path(sys.argv[1]))\n"
-        "print(json.dumps([q.embedder is None, q.note, b.embedder is None, b.note, d]))\n"
+        "print(json.dumps([q.backend is None, q.note, b.backend is None, b.note, d]))\n"
     )
     proc = run_python(code, str(tmp_path), isolated=True)
     assert proc.returncode == 0, proc.stderr
@@ -418,7 +418,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def bulk(exported: Path) -> EmbedderChoice:
+def bulk(exported: Path) -> Choice[Embedder]:
     return load_bulk_embedder(None, exported)
 
 
@@ -429,29 +429,29 @@ def copy_export(src_data: Path, dst_data: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_onnx_query_embeddings_equal_sentence_transformers(exported: Path, bulk: EmbedderChoice) -> None:
+def test_onnx_query_embeddings_equal_sentence_transformers(exported: Path, bulk: Choice[Embedder]) -> None:
     query = load_query_embedder(None, exported)
-    assert query.embedder is not None and bulk.embedder is not None
-    assert query.embedder.backend == "onnx" and "via ONNX" in query.note
-    assert bulk.embedder.backend == "sentence-transformers"
-    assert query.embedder.key == bulk.embedder.key == MINILM_KEY
-    assert query.embedder.dim == bulk.embedder.dim == 384
+    assert query.backend is not None and bulk.backend is not None
+    assert query.backend.backend == "onnx" and "via ONNX" in query.note
+    assert bulk.backend.backend == "sentence-transformers"
+    assert query.backend.key == bulk.backend.key == MINILM_KEY
+    assert query.backend.dim == bulk.backend.dim == 384
     texts = varied_texts()
-    onnx = query.embedder.embed_documents(texts)
-    ref = bulk.embedder.embed_documents(texts)
+    onnx = query.backend.embed_documents(texts)
+    ref = bulk.backend.embed_documents(texts)
     assert onnx.shape == ref.shape == (len(texts), 384) and onnx.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-5)
     cosines = (onnx * ref).sum(axis=1)
     assert float(cosines.min()) > 0.9999
-    single = np.stack([query.embedder.embed_query(t) for t in texts[:20]])
+    single = np.stack([query.backend.embed_query(t) for t in texts[:20]])
     assert float((single * ref[:20]).sum(axis=1).min()) > 0.9999
-    assert query.embedder.embed_documents([]).shape == (0, 384)
+    assert query.backend.embed_documents([]).shape == (0, 384)
 
 
 @pytest.mark.slow
 def test_loaded_embedders_are_reused_within_a_process(exported: Path) -> None:
-    first = load_query_embedder(None, exported).embedder
-    assert load_query_embedder(None, exported).embedder is first
+    first = load_query_embedder(None, exported).backend
+    assert load_query_embedder(None, exported).backend is first
 
 
 @pytest.mark.slow
@@ -460,8 +460,8 @@ def test_onnx_query_path_does_not_import_torch(exported: Path) -> None:
         "import json, sys; from pathlib import Path\n"
         "from cortex.backends.local import load_query_embedder\n"
         "choice = load_query_embedder(None, Path(sys.argv[1]))\n"
-        "vec = choice.embedder.embed_query('why did we pick WAL mode?')\n"
-        "print(json.dumps({'backend': choice.embedder.backend, 'shape': list(vec.shape), "
+        "vec = choice.backend.embed_query('why did we pick WAL mode?')\n"
+        "print(json.dumps({'backend': choice.backend.backend, 'shape': list(vec.shape), "
         "'loaded': [m for m in ('torch', 'sentence_transformers', 'transformers') "
         "if m in sys.modules]}))\n"
     )
@@ -472,11 +472,11 @@ def test_onnx_query_path_does_not_import_torch(exported: Path) -> None:
 
 @pytest.mark.slow
 def test_without_export_queries_use_sentence_transformers_and_say_so(
-    tmp_path: Path, bulk: EmbedderChoice
+    tmp_path: Path, bulk: Choice[Embedder]
 ) -> None:
     choice = load_query_embedder(None, tmp_path)
-    assert choice.embedder is not None
-    assert choice.embedder.backend == "sentence-transformers"
+    assert choice.backend is not None
+    assert choice.backend.backend == "sentence-transformers"
     assert "no ONNX export yet" in choice.note
     assert "cortex backfill" in choice.note
 
@@ -491,7 +491,7 @@ def run_with_blocked_imports(data_dir: Path, blocked: tuple[str, ...]) -> list[o
         "out = []\n"
         "for load in (load_query_embedder, load_bulk_embedder):\n"
         "    c = load(None, Path(sys.argv[1]))\n"
-        "    out += [c.embedder.backend if c.embedder else None, c.note]\n"
+        "    out += [c.backend.backend if c.backend else None, c.note]\n"
         "print(json.dumps(out))\n"
     )
     proc = run_python(code, str(data_dir))
@@ -527,7 +527,7 @@ def only_export_and_lock_left(target: Path) -> bool:
 
 @pytest.mark.slow
 def test_export_from_another_model_file_is_stale_and_gets_re_exported(
-    exported: Path, tmp_path: Path, bulk: EmbedderChoice
+    exported: Path, tmp_path: Path, bulk: Choice[Embedder]
 ) -> None:
     target = copy_export(exported, tmp_path)
     manifest = json.loads((target / MANIFEST_FILE).read_text())
@@ -537,7 +537,7 @@ def test_export_from_another_model_file_is_stale_and_gets_re_exported(
     assert read_export_status(target, files).state == "stale"
 
     choice = load_query_embedder(None, tmp_path)
-    assert choice.embedder is not None and choice.embedder.backend == "sentence-transformers"
+    assert choice.backend is not None and choice.backend.backend == "sentence-transformers"
     assert "different model file" in choice.note
 
     messages: list[str] = []
@@ -545,7 +545,7 @@ def test_export_from_another_model_file_is_stale_and_gets_re_exported(
     assert any("exporting" in m for m in messages)
     assert read_export_status(target, files).state == "ready"
     assert json.loads((target / MANIFEST_FILE).read_text())["source"]["sha256"] != "0" * 64
-    repaired = load_query_embedder(None, tmp_path).embedder
+    repaired = load_query_embedder(None, tmp_path).backend
     assert repaired is not None and repaired.backend == "onnx"
     assert only_export_and_lock_left(target)
 
@@ -553,7 +553,7 @@ def test_export_from_another_model_file_is_stale_and_gets_re_exported(
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "same-size-corruption", "manifest", "lied-sizes"])
 def test_broken_export_falls_back_with_a_clear_note(
-    exported: Path, tmp_path: Path, bulk: EmbedderChoice, damage: str
+    exported: Path, tmp_path: Path, bulk: Choice[Embedder], damage: str
 ) -> None:
     target = copy_export(exported, tmp_path)
     data = target / "model.onnx.data"
@@ -583,7 +583,7 @@ def test_broken_export_falls_back_with_a_clear_note(
         assert "cortex backfill" in info.value.fix
 
     choice = load_query_embedder(None, tmp_path)
-    assert choice.embedder is not None and choice.embedder.backend == "sentence-transformers"
+    assert choice.backend is not None and choice.backend.backend == "sentence-transformers"
     expected = {
         "truncated": "truncated",
         "same-size-corruption": "corrupt",
@@ -629,7 +629,7 @@ def test_concurrent_exporters_repair_a_broken_export_exactly_once(exported: Path
 
 @pytest.mark.slow
 def test_cached_real_embedder_round_trips_vectors(exported: Path, tmp_path: Path) -> None:
-    query = load_query_embedder(None, exported).embedder
+    query = load_query_embedder(None, exported).backend
     assert query is not None
     texts = varied_texts(40, seed=11)
     with EmbeddingCache(tmp_path / "cache.db") as cache:

@@ -26,15 +26,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cortex.app import Cortex
+from cortex.backends.choose import choose_reranker, reranker_unavailable
 from cortex.backends.rerank import (
     MODEL_FILES,
     FlashRankReranker,
-    load_reranker,
     missing_files,
     normalize_scores,
     required_files,
     reranker_dir,
-    reranker_unavailable,
 )
 from cortex.backends.rerank_fetch import fetch_reranker
 from cortex.config import Settings
@@ -133,16 +132,18 @@ def test_why_reranking_is_off(project: Path, tmp_path: Path) -> None:
     ]
     for overrides, why in cases:
         cx = rerank_cx(project, tmp_path / "cache", **overrides)
-        assert why in reranker_unavailable(cx, find_spec=lambda name: object())
+        assert why in reranker_unavailable(cx.settings, cx.paths, find_spec=lambda name: object())
         cx.close()
     cx = rerank_cx(project, tmp_path / "cache")
-    assert "flashrank is not installed" in reranker_unavailable(cx, find_spec=lambda name: None)
+    assert "flashrank is not installed" in reranker_unavailable(
+        cx.settings, cx.paths, find_spec=lambda name: None
+    )
     cx.close()
 
 
 def test_the_default_folder_is_under_cortex_home(project: Path, cortex_home: Path) -> None:
     cx = rerank_cx(project, None)
-    assert reranker_dir(cx) == cortex_home / "models" / "flashrank"
+    assert reranker_dir(cx.settings, cx.paths.models_dir) == cortex_home / "models" / "flashrank"
     cx.close()
 
 
@@ -153,9 +154,9 @@ def test_an_incomplete_folder_is_reported_and_left_alone(project: Path, tmp_path
     (folder / MODEL_FILES[MODEL]).unlink()
     before = sorted(p.name for p in folder.iterdir())
     cx = rerank_cx(project, cache)
-    choice = load_reranker(cx)
+    choice = choose_reranker(cx.settings, cx.paths)
     cx.close()
-    assert choice.embedder is None and "incomplete model" in choice.note
+    assert choice.backend is None and "incomplete model" in choice.note
     assert MODEL_FILES[MODEL] in choice.note
     assert sorted(p.name for p in folder.iterdir()) == before  # FlashRank never got to "repair" it
 

@@ -16,12 +16,12 @@ import pytest
 
 from cortex.admin import checks as admin
 from cortex.app import Cortex
+from cortex.backends.choose import Purpose, choose_embedder
 from cortex.backends.voyage import (
     MAX_BATCH_TEXTS,
     MAX_BATCH_TOKENS,
     VoyageEmbedder,
     load_voyage,
-    load_voyage_embedder,
     plan_batches,
     sendable_text,
     sendable_texts,
@@ -33,7 +33,6 @@ from cortex.config import Settings
 from cortex.core.model import Candidate, Layer, MemoryType, Scope, Source
 from cortex.errors import ModelError
 from cortex.paths import resolve_paths
-from cortex.store.sqlite import vectors
 from tests.support.fake_api import FakeApi, Reply, error_reply, fake_vector
 
 pytest.importorskip("voyageai", reason="the hosted extra (voyageai) is not installed")
@@ -186,9 +185,9 @@ def test_the_engine_loads_voyage_when_chosen(project: Path, api: FakeApi) -> Non
     cx = voyage_cx(project)
     try:
         choice = cx.query_embedder()
-        assert isinstance(choice.embedder, VoyageEmbedder) and choice.embedder.key == KEY
+        assert isinstance(choice.backend, VoyageEmbedder) and choice.backend.key == KEY
         assert "code is never sent" in choice.note
-        assert isinstance(cx.bulk_embedder().embedder, VoyageEmbedder)
+        assert isinstance(cx.bulk_embedder().backend, VoyageEmbedder)
     finally:
         cx.close()
 
@@ -199,9 +198,9 @@ def test_without_a_key_voyage_falls_back_to_the_local_embedder(
     monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
     cx = voyage_cx(project)
     try:
-        choice = load_voyage_embedder(cx, query=True)
+        choice = choose_embedder(cx.settings, cx.paths, Purpose.QUERY)
         assert "Voyage not used (VOYAGE_API_KEY is not set)" in choice.note
-        assert choice.embedder is not None and not choice.embedder.key.startswith("voyage")
+        assert choice.backend is not None and not choice.backend.key.startswith("voyage")
     finally:
         cx.close()
 
@@ -209,7 +208,7 @@ def test_without_a_key_voyage_falls_back_to_the_local_embedder(
 def test_writes_and_backfill_fill_a_voyage_index_and_never_send_code(project: Path, api: FakeApi) -> None:
     cx = voyage_cx(project)
     try:
-        emb = cx.bulk_embedder().embedder
+        emb = cx.bulk_embedder().backend
         prose = Candidate(WITH_CODE, MemoryType.PATTERN, Layer.USER)
         code = Candidate(f"```python\n{CODE_LINE}\n```", MemoryType.CODE, Layer.USER)
         stored = writer.write_candidate(cx, prose, Source(), scope=Scope.PROJECT, embedder=emb)
@@ -225,9 +224,9 @@ def test_writes_and_backfill_fill_a_voyage_index_and_never_send_code(project: Pa
         result = admin.backfill(cx, lambda done, total: seen.append((done, total)), export=False)
         assert result["embedded"] == 1 and seen[-1] == (1, 1)
         store = cx.write_store(Scope.PROJECT)
-        index = vectors.existing_index(store, KEY)
-        assert index is not None and index[1] == 1024
-        assert vectors.count_pending(store, index[0]) == 0
+        index = store.vector_index(KEY)
+        assert index is not None and index.dim == 1024
+        assert store.count_unembedded(index.name) == 0
         keys = [r[0] for r in store.conn.execute("SELECT embedder_key FROM vec_indexes")]
         assert keys and all(k.startswith(KEY) for k in keys)  # Voyage's own: no local vectors mixed in
         assert_no_code_sent(api)

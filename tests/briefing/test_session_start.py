@@ -19,7 +19,7 @@ from cortex.paths import Paths
 from cortex.shell.briefing_files import BEGIN_MARKER, read_cache
 from tests.briefing.test_deliver import NOW, RULES, add, git, make_project
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HEAVY = (
     "numpy",
     "torch",

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cortex.app import Cortex, EmbedderChoice
+from cortex.app import Cortex
+from cortex.backends.port import Choice
 from cortex.capture import codeindex
 from cortex.cli.main import cli
 from cortex.config import Settings
@@ -18,9 +19,7 @@ from cortex.core.recall.decide import RecallRequest
 from cortex.errors import InputError, NotFound
 from cortex.paths import resolve_paths
 from cortex.recall.search import recall
-from cortex.store.sqlite import maintenance as lifecycle_sql
-from cortex.store.sqlite import vectors
-from cortex.store.sqlite.store import Store
+from cortex.store.port import StoreAdmin
 from tests.support.fakes import FakeEmbedder
 
 SOURCE = textwrap.dedent(
@@ -57,8 +56,8 @@ def ccx(project: Path, embedder: FakeEmbedder) -> Iterator[Cortex]:
     cx = Cortex(
         resolve_paths(project),
         Settings(embedder="local"),
-        query_embedder=EmbedderChoice(embedder, "fake embedder"),
-        bulk_embedder=EmbedderChoice(embedder, "fake embedder"),
+        query_embedder=Choice(embedder, "fake embedder"),
+        bulk_embedder=Choice(embedder, "fake embedder"),
     )
     yield cx
     cx.close()
@@ -71,14 +70,14 @@ def write(project: Path, rel: str, text: str) -> Path:
     return path
 
 
-def store(cx: Cortex) -> Store:
+def store(cx: Cortex) -> StoreAdmin:
     s = cx.store(Scope.PROJECT, create=False)
     assert s is not None
     return s
 
 
 def pair(cx: Cortex, key: str) -> dict[MemoryType, object]:
-    found = lifecycle_sql.read_tagged(store(cx), key, ("code", "code_description"))
+    found = store(cx).tagged(key, ("code", "code_description"))
     return {m.type: m for m in found}
 
 
@@ -99,11 +98,10 @@ def test_each_symbol_becomes_raw_code_plus_an_embedded_description(
     embedded = [t for call in embedder.calls for t in call]
     assert len(embedded) == 2 and all(t.startswith("[code_description]") for t in embedded)
     assert not any("time.sleep(" in t or "raise TimeoutError" in t for t in embedded)
-    table = vectors.existing_index(store(ccx), embedder.key)
+    table = store(ccx).vector_index(embedder.key)
     assert table is not None
-    rows = store(ccx).row_numbers([code.id, desc.id])  # type: ignore[attr-defined]
-    have = vectors.read_vectors(store(ccx), table[0], list(rows.values()))
-    assert set(have) == {rows[desc.id]}  # type: ignore[attr-defined]
+    have = store(ccx).read_vectors(table.name, [code.id, desc.id])  # type: ignore[attr-defined]
+    assert set(have) == {desc.id}  # type: ignore[attr-defined]
 
 
 def test_recall_of_the_prose_returns_the_code(ccx: Cortex, project: Path) -> None:
@@ -120,13 +118,13 @@ def test_reindexing_an_unchanged_file_is_a_no_op(ccx: Cortex, project: Path, emb
     write(project, "app/retry.py", SOURCE)
     codeindex.index_code(ccx, "app/retry.py")
     journal = len(store(ccx).journal_rows())
-    digest = lifecycle_sql.read_state_digest(store(ccx)).digest
+    digest = store(ccx).state_digest().digest
     calls = len(embedder.calls)
     again = codeindex.index_code(ccx, "app/retry.py")
     assert again.unchanged == ["app/retry.py:retry_with_backoff", "app/retry.py:parse_port"]
     assert not again.stored and not again.updated
     assert len(store(ccx).journal_rows()) == journal
-    assert lifecycle_sql.read_state_digest(store(ccx)).digest == digest
+    assert store(ccx).state_digest().digest == digest
     assert len(embedder.calls) == calls
 
 

@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from cortex.app import Cortex, EmbedderChoice
-from cortex.capture import ingest
+from cortex.app import Cortex
+from cortex.backends.port import Choice
+from cortex.capture import embed, ingest
 from cortex.core.model import Candidate, Layer, Memory, MemoryType, Scope, Source
 from cortex.core.recall.decide import RecallParams, RecallRequest
 from cortex.core.write.chunks import CHUNK_SLOTS, plan_chunks
 from cortex.paths import resolve_paths
 from cortex.recall import gather as candidates
 from cortex.recall.search import recall
-from cortex.store.sqlite import chunk_vectors, vectors
+from cortex.store.sqlite import chunk_vectors
 from tests.conftest import T0
 from tests.support.fakes import FakeEmbedder
 
@@ -32,7 +33,7 @@ def cx(project: Path, fake: FakeEmbedder) -> Iterator[Cortex]:
     context = Cortex(
         resolve_paths(project),
         clock=lambda: T0 + timedelta(days=400),
-        query_embedder=EmbedderChoice(fake, "fake embedder"),
+        query_embedder=Choice(fake, "fake embedder"),
     )
     try:
         yield context
@@ -98,16 +99,16 @@ def test_long_memories_get_one_vector_per_extra_window(cx: Cortex, fake: FakeEmb
     texts = [t for call in fake.calls for t in call]
     memory = store.get(outcomes[0].memory_id or "")
     assert memory is not None
-    wanted = ingest.embedding_texts(cx, memory, Scope.PROJECT)
+    wanted = embed.embedding_texts(cx, memory, Scope.PROJECT)
     assert len(wanted) == 1 + len(windows) and wanted[-1].endswith(windows[-1])
     assert all(texts.count(t) == 1 for t in wanted)
-    table = chunk_vectors.existing_chunk_index(store, fake.key)
+    table = chunk_vectors.existing_chunk_index(store.conn, fake.key)
     assert table is not None
     rows = store.row_numbers([o.memory_id or "" for o in outcomes])
     long_n = rows[outcomes[0].memory_id or ""]
     stored = store.conn.execute(f"SELECT rowid FROM {table} ORDER BY rowid").fetchall()
     assert [r[0] for r in stored] == [long_n * CHUNK_SLOTS + i for i in range(len(windows))]
-    assert vectors.count_pending(store, vectors.existing_index(store, fake.key)[0]) == 0  # type: ignore[index]
+    assert store.count_unembedded(store.vector_index(fake.key).name) == 0  # type: ignore[union-attr]
 
 
 def test_vector_search_sees_a_long_memory_by_its_best_window(cx: Cortex, fake: FakeEmbedder) -> None:
@@ -124,7 +125,7 @@ def test_vector_search_sees_a_long_memory_by_its_best_window(cx: Cortex, fake: F
 
     pooled = cosine(params)
     own = cosine(dataclasses.replace(params, use_chunks=False))
-    window = fake.embed_query(ingest.embedding_texts(cx, _stored(cx, long_id), Scope.PROJECT)[-1])
+    window = fake.embed_query(embed.embedding_texts(cx, _stored(cx, long_id), Scope.PROJECT)[-1])
     # The query is embedded exactly as recall embeds it (bare or prefixed, per the default).
     query = fake.embed_query(candidates.query_text(cx, req, params.query_prefix))
     assert pooled > own
@@ -145,7 +146,7 @@ def test_write_embeddings_is_idempotent(cx: Cortex, fake: FakeEmbedder) -> None:
     assert store is not None
     memory = store.get(outcomes[0].memory_id or "")
     assert memory is not None
-    table = chunk_vectors.existing_chunk_index(store, fake.key)
+    table = chunk_vectors.existing_chunk_index(store.conn, fake.key)
     before = store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    ingest.write_embeddings(cx, store, [memory], fake)
+    embed.write_embeddings(cx, store, [memory], fake)
     assert store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == before

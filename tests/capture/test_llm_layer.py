@@ -24,6 +24,7 @@ from cortex.config import Settings
 from cortex.core.extract.llm_prompt import TokenUsage, usage_cost_usd
 from cortex.core.extract.pipeline import GitContext, extract_candidates
 from cortex.core.model import Layer, MemoryType, Source
+from cortex.core.write.apply import WriteOutcome
 from cortex.paths import resolve_paths
 from tests.support.fake_api import FakeApi, Reply, error_reply, message_reply
 from tests.support.transcript_builders import assistant, bash, user
@@ -235,7 +236,7 @@ def test_no_transcript_text_means_no_call(project: Path, api: FakeApi) -> None:
     assert api.received == []
 
 
-def worker_pass(project: Path) -> list[writer.WriteOutcome]:
+def worker_pass(project: Path) -> list[WriteOutcome]:
     """What the worker does with one chunk: heuristic candidates, then layer 4's, all written."""
     cx = make_cx(project)
     try:

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from cortex.cli.main import cli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 QUEUE = "We chose Postgres advisory locks for the job queue"
 WAL = "We use WAL mode so readers never block the writer"
 MB = 1_000_000

@@ -10,8 +10,8 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from cortex import __version__
 from cortex.cli.main import cli
+from cortex.version import __version__
 
 WAL = "We use WAL mode so readers never block the writer"
 QUEUE = "We chose Postgres advisory locks for the job queue"

@@ -1,4 +1,5 @@
-"""Tests for cortex.core.graph: edge-type names, adjacency, centrality, traversal, PageRank."""
+"""Tests for cortex.core.graph: edge-type names, adjacency, centrality, traversal, PageRank, and
+the neighbourhood a recall hit shows."""
 
 from __future__ import annotations
 
@@ -9,9 +10,14 @@ from hypothesis import strategies as st
 from cortex.core.graph import (
     adjacency,
     centrality,
+    code_and_see_also,
+    code_link_ends,
+    edge_ref,
+    edges_by_node,
     normalize_edge_type,
     personalized_pagerank,
     traverse,
+    within_two_hops,
 )
 from cortex.core.model import Edge, EdgeStatus, EdgeType
 from tests.support.strategies import graphs
@@ -190,3 +196,50 @@ def test_pagerank_is_a_distribution(graph: tuple[list[str], list[Edge]], alpha: 
     assert sum(ranks.values()) == pytest.approx(1.0)
     assert all(score > 0 for score in ranks.values())
     assert set(seeds) <= set(ranks)
+
+
+# -- a recall hit's neighbourhood ---------------------------------------------------------------
+
+
+def test_edge_ref_is_the_promote_and_drop_syntax() -> None:
+    assert edge_ref(Edge("a1", "b2", R, 0.5)) == "a1:b2:relates_to"
+
+
+def test_edges_are_indexed_from_both_ends_once() -> None:
+    ab, loop, cb = Edge("a", "b", R, 0.5), Edge("c", "c", R, 0.5), Edge("c", "b", D, 0.5)
+    index = edges_by_node([ab, loop, cb])
+    assert index == {"a": [ab], "b": [ab, cb], "c": [loop, cb]}
+
+
+def test_within_two_hops_keeps_only_what_a_depth_two_walk_uses() -> None:
+    ab, bc, cd, xy = (Edge("a", "b", R, 0.5), Edge("b", "c", R, 0.5), Edge("c", "d", R, 0.5),
+                      Edge("x", "y", R, 0.5))  # fmt: skip
+    near = within_two_hops(edges_by_node([ab, bc, cd, xy]), "a")
+    assert near == [ab, bc]  # the start's edges first, then its neighbours'; c-d is three hops out
+    assert within_two_hops({}, "a") == []
+
+
+@given(graphs())
+def test_within_two_hops_walks_like_the_whole_graph(graph: tuple[list[str], list[Edge]]) -> None:
+    nodes, edges = graph
+    index = edges_by_node(edges)
+    for start in nodes:
+        local = traverse(start, within_two_hops(index, start), 2, direction="both")
+        assert {n for _, n, _ in local} == {n for _, n, _ in traverse(start, edges, 2, direction="both")}
+
+
+def test_a_hit_brings_its_code_and_related_memories_not_shown_yet() -> None:
+    edges = [
+        Edge("hit", "code1", SRC, 1.0),
+        Edge("code2", "hit", SRC, 1.0),
+        Edge("hit", "rel", R, 0.9),
+        Edge("rel", "far", D, 0.8),
+        Edge("hit", "shown", R, 0.7),
+        Edge("code1", "beyond", R, 0.6),  # a link of the code counts; the code itself does not
+    ]
+    assert code_link_ends(edges) == {"hit", "code1", "code2"}
+    code, see_also = code_and_see_also("hit", edges_by_node(edges), {"hit", "shown"}, 2, 5)
+    assert code == ["code1", "code2"]
+    assert see_also == ("rel", "beyond", "far")  # breadth first, strongest first within a hop
+    assert code_and_see_also("hit", edges_by_node(edges), {"hit"}, 2, 1)[1] == ("rel",)
+    assert code_and_see_also("lonely", edges_by_node(edges), set(), 2, 5) == ([], ())

@@ -21,6 +21,7 @@ from cortex.admin import portability
 from cortex.admin import rebuild as rebuilding
 from cortex.app import Cortex
 from cortex.briefing.deliver import refresh_briefing
+from cortex.capture import manual
 from cortex.capture import write as writer
 from cortex.config import Settings
 from cortex.core.briefing.compose import MAX_BRIEFING_CHARS, BriefingPart
@@ -32,7 +33,6 @@ from cortex.core.text import content_hash
 from cortex.lifecycle import upkeep as lifecycle
 from cortex.paths import Paths, resolve_paths
 from cortex.recall.search import recall
-from cortex.store.sqlite import maintenance as lifecycle_sql
 
 START = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)  # a Monday
 DAYS = 90
@@ -116,7 +116,7 @@ def teammate_export(tmp: Path) -> str:
     )
     try:
         for text in TEAMMATE:
-            writer.remember(theirs, text, mem_type="decision")
+            manual.remember(theirs, text, mem_type="decision")
         buf = io.StringIO()
         portability.export(theirs, buf, scope="project")
         return buf.getvalue()
@@ -153,7 +153,7 @@ def simulated(project: Path, tmp_path: Path) -> Iterator[tuple[Cortex, Clock, di
 def memories(cx: Cortex) -> list[Memory]:
     store = cx.store(Scope.PROJECT, create=False)
     assert store is not None
-    return lifecycle_sql.read_all_memories(store)
+    return store.all_memories()
 
 
 def test_ninety_days_of_memory(simulated: tuple[Cortex, Clock, dict[str, list[int]]]) -> None:
@@ -229,10 +229,10 @@ def test_rollback_after_a_consolidation_restores_the_exact_state(
             replace(keeper, id="feedfeed00", content=copy, content_hash=content_hash(copy)), "t", cx.now()
         )
     clock.now += timedelta(hours=1)
-    before = lifecycle_sql.read_state_digest(store).digest
+    before = store.state_digest().digest
     report = lifecycle.consolidate(cx)
     assert sum(len(s.applied) for s in report.stores) == 1
-    assert lifecycle_sql.read_state_digest(store).digest != before
+    assert store.state_digest().digest != before
     clock.now += timedelta(hours=1)
     assert lifecycle.rollback(cx).exact
-    assert lifecycle_sql.read_state_digest(store).digest == before
+    assert store.state_digest().digest == before

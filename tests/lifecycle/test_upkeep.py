@@ -29,8 +29,8 @@ from cortex.lifecycle import recovery
 from cortex.lifecycle import upkeep as lifecycle
 from cortex.paths import resolve_paths
 from cortex.recall.search import recall
-from cortex.store.sqlite import checkpoint, vectors
-from cortex.store.sqlite import maintenance as lifecycle_sql
+from cortex.store.packing import pack, unpack
+from cortex.store.sqlite import checkpoint
 from cortex.store.sqlite.store import Store
 
 T0 = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)
@@ -82,7 +82,7 @@ def project_store(cx: Cortex) -> Store:
 
 
 def digest(cx: Cortex) -> str:
-    return lifecycle_sql.read_state_digest(project_store(cx)).digest
+    return project_store(cx).state_digest().digest
 
 
 def status_of(cx: Cortex, mid: str) -> Status:
@@ -163,16 +163,15 @@ def test_pruned_memories_leave_the_vector_index(
     if not store.vectors:
         pytest.fail("sqlite-vec must load in the test environment (sqlean.py is a dependency)")
     with store.transaction():
-        table = vectors.ensure_index(store, "fake-4", 4, lcx.now())
-        n = store.row_numbers([m.id])[m.id]
-        vectors.write_vectors(store, table, [(n, vectors.pack([1.0, 0.0, 0.0, 0.0]))])
+        table = store.ensure_vector_index("fake-4", 4, lcx.now())
+        store.write_vectors(table, [(m.id, pack([1.0, 0.0, 0.0, 0.0]))])
     clock.advance(30)
     lifecycle.tick(lcx)
-    assert vectors.read_vectors(store, table, [n])
+    assert store.read_vectors(table, [m.id])
     clock.advance(31)
     lifecycle.tick(lcx)
     assert status_of(lcx, m.id) is Status.PRUNED
-    assert vectors.read_vectors(store, table, [n]) == {}
+    assert store.read_vectors(table, [m.id]) == {}
 
 
 # -- consolidation, checkpoints, rollback ---------------------------------------------------------
@@ -255,13 +254,8 @@ def test_stored_vectors_settle_the_uncertain_band(lcx: Cortex, make_memory: Call
     assert not lifecycle.consolidate(lcx, dry_run=True).stores[0].plan.merges
     store = project_store(lcx)
     with store.transaction():
-        table = vectors.ensure_index(store, "fake-4", 4, lcx.now())
-        rows = store.row_numbers([a.id, b.id])
-        vectors.write_vectors(
-            store,
-            table,
-            [(rows[a.id], vectors.pack([1.0, 0.1, 0, 0])), (rows[b.id], vectors.pack([1.0, 0.12, 0, 0]))],
-        )
+        table = store.ensure_vector_index("fake-4", 4, lcx.now())
+        store.write_vectors(table, [(a.id, pack([1.0, 0.1, 0, 0])), (b.id, pack([1.0, 0.12, 0, 0]))])
     plan = lifecycle.consolidate(lcx, dry_run=True).stores[0].plan
     assert len(plan.merges) == 1 and plan.merges[0].similarity > 0.99
 
@@ -320,7 +314,7 @@ def test_checkpoints_keep_the_newest_and_ignore_partial_ones(
     store = project_store(lcx)
     for i in range(checkpoint.KEEP_CHECKPOINTS + 2):
         checkpoint.write_checkpoint(
-            store, reason="test", run=str(i), digest=lambda s: "d", at=T0 + timedelta(minutes=i)
+            store.conn, reason="test", run=str(i), digest=lambda: "d", at=T0 + timedelta(minutes=i)
         )
     kept = checkpoint.list_checkpoints(store.path)
     assert [c.run for c in kept] == [str(i) for i in range(6, 1, -1)]
@@ -330,7 +324,7 @@ def test_checkpoints_keep_the_newest_and_ignore_partial_ones(
     (folder / "cortex-20990101T000000000000Z-001-test.db.tmp").write_bytes(b"half a backup")
     assert checkpoint.list_checkpoints(store.path)[0].run == "6"
     checkpoint.write_checkpoint(
-        store, reason="test", run="7", digest=lambda s: "d", at=T0 + timedelta(hours=1)
+        store.conn, reason="test", run="7", digest=lambda: "d", at=T0 + timedelta(hours=1)
     )
     assert (
         not list(folder.glob("*.tmp")) and not (folder / "cortex-20990101T000000000000Z-000-test.db").exists()
@@ -342,7 +336,7 @@ CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from cortex import lifecycle, recovery
+    from cortex.lifecycle import upkeep as lifecycle
     from cortex.config import Settings
     from cortex.app import Cortex
     from cortex.paths import resolve_paths
@@ -380,7 +374,7 @@ def test_sigkill_during_a_consolidation_leaves_the_store_whole_and_the_next_run_
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     ) as child:
         try:
             assert child.stdout is not None and child.stderr is not None
@@ -414,7 +408,7 @@ def test_cli_lifecycle_consolidate_rollback_restore(project: Path, monkeypatch: 
             m = Memory(f"00000000{i:02d}", text, text[:40], MemoryType.DECISION, Scope.PROJECT, 0.8, 5, False,
                        Source(), (), 0, None, now, now, Status.ACTIVE, content_hash(text))  # fmt: skip
             store.insert_memory(m, "test", now)
-    before = lifecycle_sql.read_state_digest(store).digest
+    before = store.state_digest().digest
     cx.close()
     run = CliRunner().invoke
     out = run(cli, ["-C", str(project), "lifecycle", "--dry-run"])
@@ -424,7 +418,7 @@ def test_cli_lifecycle_consolidate_rollback_restore(project: Path, monkeypatch: 
     out = run(cli, ["-C", str(project), "consolidate"])  # not a terminal: needs --yes
     assert out.exit_code == 1 and "--yes" in out.output
     cx = Cortex(resolve_paths(project), Settings(embedder="none"))
-    assert lifecycle_sql.read_state_digest(project_store(cx)).digest == before  # nothing changed yet
+    assert project_store(cx).state_digest().digest == before  # nothing changed yet
     cx.close()
     out = run(cli, ["-C", str(project), "consolidate", "--yes"])
     assert out.exit_code == 0 and "merged 1 memories into 1" in out.output, out.output
@@ -433,7 +427,7 @@ def test_cli_lifecycle_consolidate_rollback_restore(project: Path, monkeypatch: 
     out = run(cli, ["-C", str(project), "consolidate", "--rollback", "--yes"])
     assert out.exit_code == 0 and "(exact)" in out.output, out.output
     cx = Cortex(resolve_paths(project), Settings(embedder="none"))
-    assert lifecycle_sql.read_state_digest(project_store(cx)).digest == before
+    assert project_store(cx).state_digest().digest == before
     cx.close()
     out = run(cli, ["-C", str(project), "consolidate", "--rollback", "--yes"])
     assert out.exit_code == 1 and "already rolled back" in out.output
@@ -487,10 +481,8 @@ def test_the_tick_reads_every_memory_it_could_change(lcx: Cortex, make_memory: C
             store.insert_memory(m, "test", T0)
     store = project_store(lcx)
     now = T0 + timedelta(days=3)
-    every = decay.plan_tick(lifecycle_sql.read_all_memories(store), now)
-    read = lifecycle_sql.read_tick_candidates(
-        store, decay.plan_tick_cutoffs(now), decay.prune_cutoff(now), decay.ARCHIVE_FLOOR
-    )
+    every = decay.plan_tick(store.all_memories(), now)
+    read = store.tick_candidates(decay.plan_tick_cutoffs(now), decay.prune_cutoff(now), decay.ARCHIVE_FLOOR)
     planned = {c.before.id for c in decay.plan_tick(read, now).changes}
     meaningful = {
         c.before.id
@@ -507,27 +499,29 @@ def test_a_checkpoint_digest_is_of_exactly_what_was_saved(
     store = project_store(lcx)
     other = Store.open(store.path, Scope.PROJECT)  # another session writing at the same moment
 
-    def digest_then_someone_writes(s: Store) -> str:
-        d = lifecycle_sql.read_state_digest(s).digest
+    def digest_then_someone_writes() -> str:
+        d = store.state_digest().digest
         with other.transaction():
             other.insert_memory(make_memory("Written by another session meanwhile"), "other", T0)
         return d
 
     try:
-        cp = checkpoint.write_checkpoint(store, reason="t", run="r", at=T0, digest=digest_then_someone_writes)
+        cp = checkpoint.write_checkpoint(
+            store.conn, reason="t", run="r", at=T0, digest=digest_then_someone_writes
+        )
     finally:
         other.close()
     saved = Store.open(cp.path, Scope.PROJECT, readonly=True)
     try:
-        assert lifecycle_sql.read_state_digest(saved).digest == cp.digest
-        assert len(lifecycle_sql.read_all_memories(saved)) == 1
+        assert saved.state_digest().digest == cp.digest
+        assert len(saved.all_memories()) == 1
     finally:
         saved.close()
-    assert len(lifecycle_sql.read_all_memories(store)) == 2
+    assert len(store.all_memories()) == 2
 
 
 def _plain_cosine(a: bytes, b: bytes) -> float:
-    x, y = vectors.unpack(a), vectors.unpack(b)
+    x, y = unpack(a), unpack(b)
     dot = sum(p * q for p, q in zip(x, y, strict=True))
     norm = math.sqrt(sum(p * p for p in x)) * math.sqrt(sum(q * q for q in y))
     return dot / norm if norm else 0.0
@@ -544,7 +538,7 @@ def _plain_cosine(a: bytes, b: bytes) -> float:
 )
 def test_pair_cosines_match_the_definition(rows: list[list[float]], data: st.DataObject) -> None:
     rows[0] = [0.0] * 6  # a zero vector has cosine 0 with everything
-    blobs = {f"m{i}": vectors.pack(r) for i, r in enumerate(rows)}
+    blobs = {f"m{i}": pack(r) for i, r in enumerate(rows)}
     ids = sorted(blobs)
     pair = st.tuples(st.sampled_from(ids), st.sampled_from(ids))
     pairs = data.draw(st.lists(pair, min_size=1, max_size=12))

@@ -17,7 +17,7 @@ import pytest
 from cortex.app import Cortex
 from cortex.briefing.deliver import refresh_briefing
 from cortex.capture import queue
-from cortex.capture.write import remember
+from cortex.capture.manual import remember
 from cortex.paths import STORE_DIR
 from cortex.plugin import hooks, install, python_env, worker
 from cortex.recall import prompt_lookup

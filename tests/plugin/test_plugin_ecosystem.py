@@ -14,7 +14,7 @@ import pytest
 
 from cortex.app import Cortex
 from cortex.briefing.deliver import refresh_briefing
-from cortex.capture.write import remember
+from cortex.capture.manual import remember
 from tests.support.runtime import REPO
 
 pytestmark = pytest.mark.ecosystem

@@ -19,7 +19,6 @@ from cortex.core.model import Scope
 from cortex.lifecycle.upkeep import META_EXTRACTIONS
 from cortex.paths import STORE_DIR, resolve_paths
 from cortex.plugin import worker
-from cortex.store.sqlite import vectors
 from tests.support.runtime import (
     REPO,
     SESSION,
@@ -362,5 +361,5 @@ def test_with_the_local_model_memories_are_embedded(project: Path, monkeypatch: 
     with Cortex(resolve_paths(project)) as cx:
         key = cx.embedder_key()
         store = cx.write_store(Scope.PROJECT)
-        found = vectors.existing_index(store, key) if key else None
-        assert found is not None and vectors.count_pending(store, found[0]) == 0
+        found = store.vector_index(key) if key else None
+        assert found is not None and store.count_unembedded(found.name) == 0

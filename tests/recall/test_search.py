@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortex.app import Cortex, EmbedderChoice
-from cortex.capture import write as writer
+from cortex.app import Cortex
+from cortex.backends.port import Choice
+from cortex.capture import manual
 from cortex.cli.main import cli
 from cortex.config import Settings
 from cortex.core.budget import estimate_tokens
@@ -77,7 +78,7 @@ PARAPHRASE = "how do background workers avoid running the same task twice"
 
 def populate(cx: Cortex) -> None:
     for text, kind, scope in NOTES:
-        writer.remember(cx, text, mem_type=kind.value, scope=scope)
+        manual.remember(cx, text, mem_type=kind.value, scope=scope)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +89,7 @@ def fake_cx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cortex]:
     cx = Cortex(
         Paths(root, tmp_path_factory.mktemp("recall-home")),
         Settings(),
-        query_embedder=EmbedderChoice(FakeEmbedder(dim=48), "fake embedder"),
+        query_embedder=Choice(FakeEmbedder(dim=48), "fake embedder"),
     )
     populate(cx)
     try:
@@ -98,7 +99,7 @@ def fake_cx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cortex]:
 
 
 def all_ids(cx: Cortex) -> set[str]:
-    return {m.id for s in cx.read_stores("all") for m in s.list_memories()}
+    return {m.id for s in cx.read_stores() for m in s.list_memories()}
 
 
 # -- properties --------------------------------------------------------------------------------
@@ -124,10 +125,10 @@ def test_any_query_gives_bounded_distinct_results(
 @settings(max_examples=300, deadline=None)
 @given(text=fts_text)
 def test_any_text_gives_a_valid_fts5_query_on_a_real_store(fake_cx: Cortex, text: str) -> None:
-    match = query.fts_match_sql(text)
-    for store in fake_cx.read_stores("all"):
-        if match is not None:
-            store.fts_search(match, 5)  # raises on a malformed MATCH expression
+    keywords = query.text_query(text)
+    for store in fake_cx.read_stores():
+        if keywords is not None:
+            store.search_text(keywords, 5)  # raises on a malformed MATCH expression
 
 
 @settings(max_examples=60, deadline=None)
@@ -183,12 +184,12 @@ class BrokenQueryEmbedder(FakeEmbedder):
 
 def test_a_failing_query_embedder_degrades_to_keyword_only(project: Path) -> None:
     paths = resolve_paths(project)
-    with_vectors = Cortex(paths, Settings(), query_embedder=EmbedderChoice(FakeEmbedder(dim=48), "fake"))
+    with_vectors = Cortex(paths, Settings(), query_embedder=Choice(FakeEmbedder(dim=48), "fake"))
     try:
         populate(with_vectors)
     finally:
         with_vectors.close()
-    broken = Cortex(paths, Settings(), query_embedder=EmbedderChoice(BrokenQueryEmbedder(dim=48), "fake"))
+    broken = Cortex(paths, Settings(), query_embedder=Choice(BrokenQueryEmbedder(dim=48), "fake"))
     try:
         result = recall(broken, RecallRequest("advisory locks"), record=False)
     finally:
@@ -206,7 +207,7 @@ def test_keyword_only_mode_cannot_find_a_paraphrase(keyword_cx: Cortex) -> None:
 def test_recall_counts_access_and_restores_archived_memories(keyword_cx: Cortex) -> None:
     store = keyword_cx.write_store(Scope.PROJECT)
     gold = next(m for m in store.list_memories() if m.content == GOLD)
-    writer.forget(keyword_cx, [(store, gold)])
+    manual.forget(keyword_cx, [(store, gold)])
     result = recall(keyword_cx, RecallRequest("advisory locks"))
     assert result.hits[0].memory.id == gold.id
     after = store.get(gold.id)
@@ -217,8 +218,8 @@ def test_recall_counts_access_and_restores_archived_memories(keyword_cx: Cortex)
 
 
 def test_superseded_memories_are_hidden_unless_asked_for(keyword_cx: Cortex) -> None:
-    old = writer.remember(keyword_cx, "Deploys run with Fabric scripts").memory
-    writer.remember(keyword_cx, "Deploys run with GitHub Actions", supersedes=old.id)
+    old = manual.remember(keyword_cx, "Deploys run with Fabric scripts").memory
+    manual.remember(keyword_cx, "Deploys run with GitHub Actions", supersedes=old.id)
     shown = recall(keyword_cx, RecallRequest("Fabric deploys"), record=False)
     assert old.id not in [h.memory.id for h in shown.hits]
     everything = recall(keyword_cx, RecallRequest("Fabric deploys", include_superseded=True), record=False)
@@ -226,7 +227,7 @@ def test_superseded_memories_are_hidden_unless_asked_for(keyword_cx: Cortex) -> 
 
 
 def test_branch_filter(keyword_cx: Cortex) -> None:
-    on_branch = writer.remember(
+    on_branch = manual.remember(
         keyword_cx, "Queue retries use exponential backoff", source=Source(branch="feat/q")
     )
     elsewhere = recall(keyword_cx, RecallRequest("queue retries backoff", branch="main"), record=False)
@@ -243,7 +244,7 @@ def test_recall_with_no_store_abstains_without_creating_one(cx: Cortex, project:
 
 def test_this_python_runs_fts_and_vectors_in_one_recall(fake_cx: Cortex) -> None:
     # The stdlib sqlite3 here cannot load extensions; the chosen driver must still give vec0.
-    stores = fake_cx.read_stores("all")
+    stores = fake_cx.read_stores()
     assert all(s.vectors for s in stores), vec.choose_driver().note
     result = recall(fake_cx, RecallRequest("advisory locks Postgres", limit=5), record=False)
     assert result.mode == "hybrid"
@@ -267,14 +268,16 @@ def model_cx(real_model: Path, project: Path) -> Iterator[Cortex]:
 
 @pytest.mark.slow
 def test_real_model_round_trip_finds_a_paraphrase_with_no_shared_keyword(model_cx: Cortex) -> None:
-    stored = writer.remember(model_cx, GOLD, mem_type="decision")
+    stored = manual.remember(model_cx, GOLD, mem_type="decision")
     assert stored.embedded, stored.note
     for text, kind, scope in NOTES[1:5]:
-        writer.remember(model_cx, text, mem_type=kind.value, scope=scope)
+        manual.remember(model_cx, text, mem_type=kind.value, scope=scope)
     # No keyword (after stemming and stopwords) is shared: FTS alone finds nothing.
     store = model_cx.write_store(Scope.PROJECT)
-    match = query.fts_match_sql(PARAPHRASE)
-    assert match is not None and stored.memory.id not in [mid for mid, _ in store.fts_search(match, 50)]
+    keywords = query.text_query(PARAPHRASE)
+    assert keywords is not None and stored.memory.id not in [
+        mid for mid, _ in store.search_text(keywords, 50)
+    ]
     result = recall(model_cx, RecallRequest(PARAPHRASE))
     assert result.mode == "hybrid" and "ONNX" in result.notes[0]
     assert stored.memory.id in [h.memory.id for h in result.hits]
@@ -291,7 +294,7 @@ def test_real_model_round_trip_finds_a_paraphrase_with_no_shared_keyword(model_c
 )
 def test_real_model_ranks_the_paraphrased_memory_first(model_cx: Cortex, paraphrase: str) -> None:
     for text, kind, scope in NOTES:
-        writer.remember(model_cx, text, mem_type=kind.value, scope=scope)
+        manual.remember(model_cx, text, mem_type=kind.value, scope=scope)
     result = recall(model_cx, RecallRequest(paraphrase), record=False)
     assert result.mode == "hybrid"
     ranked = [h.memory.content for h in result.hits]
@@ -350,7 +353,7 @@ def test_the_pending_note_follows_the_store_between_recalls(project: Path) -> No
     from cortex.capture import ingest
     from cortex.core.model import Candidate, Layer
 
-    cx = Cortex(resolve_paths(project), Settings(), query_embedder=EmbedderChoice(FakeEmbedder(48), "fake"))
+    cx = Cortex(resolve_paths(project), Settings(), query_embedder=Choice(FakeEmbedder(48), "fake"))
     try:
         populate(cx)
         before = recall(cx, RecallRequest("advisory locks"), record=False)

@@ -186,7 +186,7 @@ def test_consolidation_killed_anywhere_is_all_or_nothing_and_reruns_once(
 MIGRATE = """
 import sys
 from pathlib import Path
-from cortex.shell import migrations
+from cortex.store.sqlite import migrations
 
 def m002_stress(conn):
     conn.execute("ALTER TABLE memories ADD COLUMN stress_note TEXT")

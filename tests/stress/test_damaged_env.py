@@ -25,8 +25,6 @@ from benchmarks.hooks import _wait_idle
 from cortex.core.model import Scope
 from cortex.paths import STORE_DIR
 from cortex.plugin import hooks
-from cortex.store.sqlite import checkpoint
-from cortex.store.sqlite import maintenance as lifecycle_sql
 from cortex.store.sqlite.store import Store
 from tests.cli.test_bad_input import random_bytes, sqlite_of_another_program
 from tests.support.runtime import (
@@ -143,10 +141,7 @@ def test_restore_replaces_a_corrupt_store_and_keeps_the_damaged_file(
     env = child_env(cortex_home)
     db = populated(project, env)
     store = Store.open(db, Scope.PROJECT)
-    taken = checkpoint.write_checkpoint(
-        store, reason="manual", run="r1", at=datetime.now(UTC),
-        digest=lambda s: lifecycle_sql.read_state_digest(s).digest,
-    )  # fmt: skip
+    taken = store.write_checkpoint(reason="manual", run="r1", at=datetime.now(UTC))
     store.close()
     truncate(db)
     damaged = db.read_bytes()

@@ -16,7 +16,7 @@ import pytest
 
 from cortex.admin import checks as admin
 from cortex.app import Cortex
-from cortex.capture import write as writer
+from cortex.capture import manual
 from cortex.capture.llm_layer import HOOK_GUARD_ENV
 from cortex.core.text import normalize_text
 from cortex.paths import STORE_DIR, resolve_paths
@@ -111,7 +111,7 @@ def test_ordinary_code_and_prose_are_stored_and_embedded_unchanged(project: Path
     cx = Cortex(resolve_paths(project), actor="test")
     try:
         for text in SAFE_TEXTS:
-            outcome = writer.remember(cx, text)
+            outcome = manual.remember(cx, text)
             assert outcome.memory.content == normalize_text(text), "redaction mangled ordinary text"
         assert admin.backfill(cx, lambda done, total: None, export=False)["embedded"] >= len(SAFE_TEXTS) - 2
     finally:

@@ -22,7 +22,7 @@ from cortex.shell.files import file_lock
 from cortex.store.sqlite.store import Store
 from tests.support.transcript_builders import FIXTURES, assistant_record, line, user_record
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "hooks" / "launch.py"
 DEMO_TRANSCRIPT = REPO / "cortex" / "data" / "demo_transcript.jsonl"
 SESSION = "5e551011-0000-4000-8000-000000000001"

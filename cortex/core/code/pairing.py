@@ -9,7 +9,7 @@ back with the description through a `source_of` link.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cortex.core.code.parse import LINE_COMMENT, CodeSymbol, find_symbol, parse_symbols, top_level
 
@@ -51,6 +51,20 @@ class CodePair:
     code_summary: str
     description: str
     description_summary: str
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What `cortex index-code` did, by symbol key (`path:qualname`)."""
+
+    files: int = 0
+    stored: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    embedded: int = 0
+    note: str = ""
 
 
 def symbol_key(path: str, qualname: str) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from cortex.core import budget
-from cortex.core.model import Edge, Memory, Status
+from cortex.core.model import Edge, Hit, Memory, SearchMode, Status
 from cortex.core.recall import evidence, expand, query, ranking
 from cortex.core.recall.timeref import parse_time_window
 
@@ -104,6 +104,22 @@ class RecallPlan:
     considered: int = 0
     best_cosine: float | None = None  # the evidence the abstention floors were applied to
     best_coverage: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """What a recall found, how, and what it could not do."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    mode: SearchMode
+    notes: tuple[str, ...]
+    abstained: bool
+    reason: str
+    intent: str
+    dropped_by_budget: int = 0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    evidence: dict[str, float | None] = field(default_factory=dict)  # what the floors were applied to
 
 
 def _allowed(m: Memory, req: RecallRequest) -> bool:

@@ -1,4 +1,4 @@
-"""User text -> safe FTS5 MATCH expressions, query intent and its fusion weights. Pure."""
+"""User text -> keyword queries (`TextQuery`), query intent and its fusion weights. Pure."""
 
 from __future__ import annotations
 
@@ -75,28 +75,34 @@ def _searchable_terms(text: str, stopwords: Collection[str], max_terms: int) -> 
     return (content or terms)[: max(max_terms, 0)]
 
 
-def _phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
+@dataclass(frozen=True, slots=True)
+class TextQuery:
+    """A keyword search as data; each store renders it in its own query syntax.
+
+    Every term is matched as a phrase: the run of words it names, in order, as the store's
+    index tokenises them (stemmed, without diacritics). With `match_all` every term must match
+    (AND); otherwise any may, and memories sharing more terms rank higher (OR). With `prefix`
+    each term's last word also matches the longer words it starts ("migrat" finds "migration").
+    """
+
+    terms: tuple[str, ...]
+    match_all: bool = False
+    prefix: bool = False
 
 
-def fts_match_sql(
+def text_query(
     text: str,
     stopwords: Collection[str] = ENGLISH_STOPWORDS,
     max_terms: int = MAX_MATCH_TERMS,
-) -> str | None:
-    """Any text -> an FTS5 MATCH expression OR-ing its quoted terms; None if nothing to search."""
-    terms = _searchable_terms(text, stopwords, max_terms)
-    return " OR ".join(map(_phrase, terms)) or None
+    *,
+    match_all: bool = False,
+) -> TextQuery | None:
+    """Any text -> a query for its distinct searchable terms; None if nothing to search.
 
-
-def fts_match_all_sql(
-    text: str,
-    stopwords: Collection[str] = ENGLISH_STOPWORDS,
-    max_terms: int = MAX_MATCH_TERMS,
-) -> str | None:
-    """Like `fts_match_sql`, but every term must match (AND): for callers wanting precision."""
+    Stopwords are dropped unless only stopwords remain; at most `max_terms` terms are kept.
+    """
     terms = _searchable_terms(text, stopwords, max_terms)
-    return " AND ".join(map(_phrase, terms)) or None
+    return TextQuery(tuple(terms), match_all=match_all) if terms else None
 
 
 class QueryIntent(StrEnum):

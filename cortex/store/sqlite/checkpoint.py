@@ -14,53 +14,17 @@ import contextlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from cortex.errors import NotFound, StoreError
 from cortex.shell.files import atomic_write, read_text
+from cortex.store.port import Checkpoint
 from cortex.store.sqlite import connection as db
-from cortex.store.sqlite.store import Store
 
 KEEP_CHECKPOINTS = 5  # per store; a checkpoint costs one copy of the store on disk
 CHECKPOINT_DIR = "checkpoints"
 _SAFE = re.compile(r"[^a-z0-9_]+")
-
-
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """One complete checkpoint file and what its sidecar says about it."""
-
-    path: Path
-    store: str  # the store file it was taken from
-    reason: str
-    run: str  # checkpoints taken for one consolidation share a run id
-    created: str
-    digest: str
-    restored_at: str | None = None
-
-    @property
-    def name(self) -> str:
-        return self.path.stem
-
-    @property
-    def sidecar(self) -> Path:
-        return self.path.with_suffix(".json")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able description."""
-        return {
-            "name": self.name,
-            "path": str(self.path),
-            "store": self.store,
-            "reason": self.reason,
-            "run": self.run,
-            "created": self.created,
-            "digest": self.digest,
-            "restored_at": self.restored_at,
-        }
 
 
 def checkpoint_dir(store_path: Path) -> Path:
@@ -82,39 +46,39 @@ def _free_name(folder: Path, stem: str, at: datetime, reason: str) -> Path:
 
 
 def write_checkpoint(
-    store: Store, *, reason: str, run: str, at: datetime, digest: Callable[[Store], str]
+    conn: db.Connection, *, reason: str, run: str, at: datetime, digest: Callable[[], str]
 ) -> Checkpoint:
     """Back the store up (SQLite online backup) into its checkpoint folder; keep the newest few.
 
     `digest` is computed in the same read snapshot as the backup, so the sidecar's digest is
     the digest of exactly what was saved even while other sessions write.
     """
-    folder = checkpoint_dir(store.path)
+    folder = checkpoint_dir(conn.path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        _remove_partial(folder, store.path.stem)
-        path = _free_name(folder, store.path.stem, at, reason)
+        _remove_partial(folder, conn.path.stem)
+        path = _free_name(folder, conn.path.stem, at, reason)
         tmp = path.with_name(path.name + ".tmp")
-        target = store.conn.driver.module.connect(str(tmp), isolation_level=None)
+        target = conn.driver.module.connect(str(tmp), isolation_level=None)
         try:
-            store.conn.execute("BEGIN")
+            conn.execute("BEGIN")
             try:
-                saved = digest(store)
-                store.conn.raw.backup(target)
+                saved = digest()
+                conn.raw.backup(target)
             finally:
-                store.conn.execute("COMMIT")
+                conn.execute("COMMIT")
             # A checkpoint is read alone: no -wal/-shm files beside it.
             target.execute("PRAGMA journal_mode = DELETE")
         finally:
             target.close()
         tmp.replace(path)
-        cp = Checkpoint(path, str(store.path), reason, run, at.astimezone(UTC).isoformat(), saved)
+        cp = Checkpoint(path, str(conn.path), reason, run, at.astimezone(UTC).isoformat(), saved)
         atomic_write(cp.sidecar, json.dumps(cp.to_dict(), indent=2) + "\n")
     except OSError as exc:
         raise db.translate(exc, folder) from exc
-    except store.conn.driver.module.Error as exc:
-        raise db.translate(exc, store.path) from exc
-    prune_checkpoints(store.path, KEEP_CHECKPOINTS)
+    except conn.driver.module.Error as exc:
+        raise db.translate(exc, conn.path) from exc
+    prune_checkpoints(conn.path, KEEP_CHECKPOINTS)
     return cp
 
 
@@ -185,12 +149,12 @@ def prune_checkpoints(store_path: Path, keep: int) -> list[Path]:
     return removed
 
 
-def restore_checkpoint(store: Store, cp: Checkpoint) -> None:
+def restore_checkpoint(conn: db.Connection, cp: Checkpoint) -> None:
     """Replace the live store's content with the checkpoint's, in one atomic step."""
-    if store.conn.readonly:
-        raise StoreError(f"{store.path} is open read-only; cannot restore into it", "")
+    if conn.readonly:
+        raise StoreError(f"{conn.path} is open read-only; cannot restore into it", "")
     db.check_file(cp.path)
-    mod = store.conn.driver.module
+    mod = conn.driver.module
     try:
         source = mod.connect(cp.path.resolve().as_uri() + "?mode=ro", uri=True)
     except mod.Error as exc:
@@ -202,9 +166,9 @@ def restore_checkpoint(store: Store, cp: Checkpoint) -> None:
                 f"{cp.path} is not a cortex store checkpoint; nothing was restored",
                 "pick another checkpoint (`cortex restore --list`)",
             )
-        source.backup(store.conn.raw)
+        source.backup(conn.raw)
     except mod.Error as exc:
-        raise db.translate(exc, store.path) from exc
+        raise db.translate(exc, conn.path) from exc
     finally:
         source.close()
 

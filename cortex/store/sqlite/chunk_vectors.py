@@ -12,7 +12,7 @@ from datetime import datetime
 
 from cortex.core.write.chunks import CHUNK_SLOTS
 from cortex.store.sqlite import vector_matrix, vectors
-from cortex.store.sqlite.store import Store
+from cortex.store.sqlite.connection import Connection
 
 CHUNK_KEY_SUFFIX = "#chunks"
 
@@ -22,39 +22,39 @@ def chunk_index_key(embedder_key: str) -> str:
     return embedder_key + CHUNK_KEY_SUFFIX
 
 
-def existing_chunk_index(store: Store, embedder_key: str) -> str | None:
+def existing_chunk_index(conn: Connection, embedder_key: str) -> str | None:
     """The chunk table of this embedder, if one was ever created."""
-    found = vectors.existing_index(store, chunk_index_key(embedder_key))
+    found = vectors.existing_index(conn, chunk_index_key(embedder_key))
     return found[0] if found else None
 
 
-def ensure_chunk_index(store: Store, embedder_key: str, dim: int, at: datetime) -> str:
+def ensure_chunk_index(conn: Connection, embedder_key: str, dim: int, at: datetime) -> str:
     """Create the chunk vec0 table for an embedder once; returns its name."""
-    return vectors.ensure_index(store, chunk_index_key(embedder_key), dim, at)
+    return vectors.ensure_index(conn, chunk_index_key(embedder_key), dim, at)
 
 
-def write_chunk_vectors(store: Store, table: str, rows: Sequence[tuple[int, Sequence[bytes]]]) -> None:
+def write_chunk_vectors(conn: Connection, table: str, rows: Sequence[tuple[int, Sequence[bytes]]]) -> None:
     """Replace the chunk vectors of memory row numbers (an empty list clears them); mark done."""
     if not rows:
         return
     for n, _ in rows:
         low = n * CHUNK_SLOTS
-        store.conn.execute(f"DELETE FROM {table} WHERE rowid >= ? AND rowid < ?", (low, low + CHUNK_SLOTS))
-    store.conn.executemany(
+        conn.execute(f"DELETE FROM {table} WHERE rowid >= ? AND rowid < ?", (low, low + CHUNK_SLOTS))
+    conn.executemany(
         f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)",
         [(n * CHUNK_SLOTS + i, blob) for n, blobs in rows for i, blob in enumerate(blobs[:CHUNK_SLOTS])],
     )
     vector_matrix.note_written()
-    store.conn.executemany(
+    conn.executemany(
         "INSERT OR IGNORE INTO embedded (n, index_name) VALUES (?, ?)",
         [(n, table) for n, _ in rows],
     )
 
 
-def knn_chunks(store: Store, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
+def knn_chunks(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
     """(memory row number, best cosine distance over its chunks) among the k nearest chunks."""
     best: dict[int, float] = {}
-    for rowid, distance in vector_matrix.knn(store, table, query, k):
+    for rowid, distance in vectors.nearest(conn, table, query, k):
         n = rowid // CHUNK_SLOTS
         if n not in best or distance < best[n]:
             best[n] = distance

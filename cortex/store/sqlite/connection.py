@@ -159,6 +159,11 @@ def _connect_immutable(mod: Any, path: Path, first: BaseException) -> Any:
         raise translate(exc if corrupt else first, path) from exc
 
 
+def data_version(conn: Connection) -> int:
+    """A number that changes when another connection commits to the file (not on our writes)."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
 def apply_pragmas(conn: Connection) -> None:
     """WAL, NORMAL sync, foreign keys; the WAL switch happens once per file and is persistent."""
     if conn.readonly:

@@ -10,7 +10,7 @@ from types import TracebackType
 
 import numpy as np
 
-from cortex.backends.local import Embedder
+from cortex.backends.port import Embedder
 from cortex.errors import StoreError
 
 BUSY_TIMEOUT_MS = 10_000

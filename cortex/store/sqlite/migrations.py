@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cortex.errors import NotACortexStore
+from cortex.store.sqlite import fts
 from cortex.store.sqlite.connection import APPLICATION_ID, Connection, transaction
-
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 
 def m001_initial(conn: Connection) -> None:
@@ -82,41 +81,8 @@ def m001_initial(conn: Connection) -> None:
         """
     )
     conn.execute("CREATE INDEX journal_memory ON journal(memory_id)")
-    conn.execute(
-        f"""
-        CREATE VIRTUAL TABLE memories_fts USING fts5(
-            content, summary, tags,
-            content='memories', content_rowid='n',
-            tokenize='{FTS_TOKENIZER}'
-        )
-        """
-    )
-    conn.execute(
-        """
-        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
-            INSERT INTO memories_fts(rowid, content, summary, tags)
-            VALUES (new.n, new.content, new.summary, new.tags);
-        END
-        """
-    )
-    conn.execute(
-        """
-        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
-            INSERT INTO memories_fts(memories_fts, rowid, content, summary, tags)
-            VALUES ('delete', old.n, old.content, old.summary, old.tags);
-        END
-        """
-    )
-    conn.execute(
-        """
-        CREATE TRIGGER memories_fts_au AFTER UPDATE OF content, summary, tags ON memories BEGIN
-            INSERT INTO memories_fts(memories_fts, rowid, content, summary, tags)
-            VALUES ('delete', old.n, old.content, old.summary, old.tags);
-            INSERT INTO memories_fts(rowid, content, summary, tags)
-            VALUES (new.n, new.content, new.summary, new.tags);
-        END
-        """
-    )
+    for statement in fts.SCHEMA_1:
+        conn.execute(statement)
     conn.execute(
         """
         CREATE TABLE cursors (

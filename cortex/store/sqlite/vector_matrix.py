@@ -4,8 +4,9 @@ A vec0 KNN scans every stored vector in SQLite (~20 ms at 10,000 memories on 2 c
 scan as one numpy product takes ~2 ms. A process that recalls once (the CLI, a hook) searches
 vec0 directly; a process that recalls the same table a second time (the worker, a long-lived
 host, the benchmarks) loads the table once into memory and searches that. The copy is dropped
-when the store changes: another connection committed (`PRAGMA data_version`) or this process
+when the store changes: another connection committed (its data version moved) or this process
 wrote vectors (`note_written`, called by every vector writer in `cortex.store.sqlite.vectors`).
+This module only holds copies: `cortex.store.sqlite.vectors` asks it first and falls back to vec0.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cortex.store.sqlite.store import Store
+from cortex.store.packing import unit_rows
+from cortex.store.sqlite.connection import Connection, data_version
 
 MAX_CACHED_VECTORS = 50_000  # ~77 MB at 384 dimensions; bigger stores keep using vec0
 MAX_COPIES = 8  # tables held at once (a closed store's copy ages out)
@@ -53,46 +55,37 @@ def generation() -> int:
     return _generation
 
 
-def _version(store: Store) -> tuple[int, int]:
-    return int(store.conn.execute("PRAGMA data_version").fetchone()[0]), _generation
+def _version(conn: Connection) -> tuple[int, int]:
+    return data_version(conn), _generation
 
 
-def _key(store: Store, table: str) -> tuple[int, str]:
-    return id(store.conn.raw), table
-
-
-def _load(store: Store, table: str, version: tuple[int, int]) -> _Copy | None:
+def _load(conn: Connection, table: str, version: tuple[int, int]) -> _Copy | None:
     import numpy as np
 
-    count = int(store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    count = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     if count > MAX_CACHED_VECTORS:
         return None
-    found = store.conn.execute(f"SELECT rowid, embedding FROM {table}").fetchall()
+    found = conn.execute(f"SELECT rowid, embedding FROM {table}").fetchall()
     rows = np.fromiter((int(r[0]) for r in found), dtype=np.int64, count=len(found))
-    if found:
-        from cortex.store.sqlite.vectors import unit_rows
-
-        matrix = unit_rows([bytes(r[1]) for r in found])
-    else:
-        matrix = np.zeros((0, 0), dtype=np.float32)
-    return _Copy(store.conn.raw, version, rows, matrix, {int(n): i for i, n in enumerate(rows)})
+    matrix = unit_rows([bytes(r[1]) for r in found]) if found else np.zeros((0, 0), dtype=np.float32)
+    return _Copy(conn.raw, version, rows, matrix, {int(n): i for i, n in enumerate(rows)})
 
 
-def _copy(store: Store, table: str, count_search: bool) -> _Copy | None:
+def _copy(conn: Connection, table: str, count_search: bool) -> _Copy | None:
     """The current in-memory copy of a table, loading it once the table has earned it."""
-    if getattr(store.conn.raw, "in_transaction", False):
+    if getattr(conn.raw, "in_transaction", False):
         return None  # uncommitted rows could be rolled back without any version change
-    key = _key(store, table)
-    version = _version(store)
+    key = (id(conn.raw), table)
+    version = _version(conn)
     with _LOCK:
         held = _COPIES.get(key)
-        if held is not None and held.conn is store.conn.raw and held.version == version:
+        if held is not None and held.conn is conn.raw and held.version == version:
             return held
         if count_search:
             _SEARCHES[key] = _SEARCHES.get(key, 0) + 1
         if _SEARCHES.get(key, 0) < LOAD_AFTER_SEARCHES:
             return None
-    fresh = _load(store, table, version)
+    fresh = _load(conn, table, version)
     with _LOCK:
         if fresh is not None and version[1] == _generation:
             _COPIES.pop(key, None)
@@ -102,13 +95,12 @@ def _copy(store: Store, table: str, count_search: bool) -> _Copy | None:
     return fresh
 
 
-def knn(store: Store, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
-    """(rowid, cosine distance) of the k nearest vectors, nearest first."""
-    from cortex.store.sqlite import vectors
-
-    held = _copy(store, table, count_search=True)
+def held_knn(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]] | None:
+    """(rowid, cosine distance) of the k nearest vectors, nearest first, from the copy; None
+    while no copy is held (the caller asks vec0)."""
+    held = _copy(conn, table, count_search=True)
     if held is None:
-        return vectors.knn(store, table, query, k)
+        return None
     if k <= 0 or not len(held.rows):
         return []
     import numpy as np
@@ -122,13 +114,11 @@ def knn(store: Store, table: str, query: bytes, k: int) -> list[tuple[int, float
     return [(int(held.rows[i]), float(1.0 - sims[i])) for i in top]
 
 
-def read(store: Store, table: str, ns: Sequence[int]) -> dict[int, bytes]:
-    """Stored vectors of row numbers that have one (from the copy when one is held)."""
-    from cortex.store.sqlite import vectors
-
-    held = _copy(store, table, count_search=False)
+def held_read(conn: Connection, table: str, ns: Sequence[int]) -> dict[int, bytes] | None:
+    """Unit-length vectors of row numbers that have one, from the copy; None while none is held."""
+    held = _copy(conn, table, count_search=False)
     if held is None:
-        return vectors.read_vectors(store, table, ns)
+        return None
     return {n: held.matrix[held.position[n]].tobytes() for n in ns if n in held.position}
 
 

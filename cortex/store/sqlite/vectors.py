@@ -1,16 +1,19 @@
-"""The vec0 side of a store: one index per embedder and dimension, KNN, and the embedding queue."""
+"""The vec0 side of a store by row number: one index per embedder and dimension, KNN, and the
+embedding queue (memories with no vector yet in an index)."""
 
 from __future__ import annotations
 
 import re
-import struct
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from cortex.core.serial import format_time
 from cortex.store.sqlite import vector_matrix
-from cortex.store.sqlite.store import Store
+from cortex.store.sqlite.codec import BATCH, marks
+from cortex.store.sqlite.connection import Connection
+
+# Live memories that belong in a vector index: raw code is found by its description instead.
+EMBEDDABLE = "m.status IN ('active', 'archived') AND m.type != 'code'"
 
 
 def index_name(embedder_key: str, dim: int) -> str:
@@ -19,124 +22,129 @@ def index_name(embedder_key: str, dim: int) -> str:
     return f"vec_{slug}_{dim}" if not slug.endswith(str(dim)) else f"vec_{slug}"
 
 
-def pack(vector: Sequence[float]) -> bytes:
-    """float32 little-endian bytes, the format vec0 expects."""
-    return struct.pack(f"<{len(vector)}f", *vector)
-
-
-def unpack(blob: bytes) -> tuple[float, ...]:
-    """Inverse of `pack`."""
-    return struct.unpack(f"<{len(blob) // 4}f", blob)
-
-
-def unit_rows(blobs: Sequence[bytes], dtype: str = "float32") -> Any:
-    """Packed vectors (one dimension for all) as a numpy matrix of unit-norm rows in `dtype`;
-    a zero vector stays zero."""
-    import numpy as np
-
-    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).astype(dtype)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.where(norms > 0, norms, 1.0)).astype(dtype, copy=False)
-
-
-def existing_index(store: Store, embedder_key: str) -> tuple[str, int] | None:
+def existing_index(conn: Connection, embedder_key: str) -> tuple[str, int] | None:
     """(table, dim) of the index registered for this embedder, if any."""
-    row = store.conn.execute(
-        "SELECT name, dim FROM vec_indexes WHERE embedder_key = ?", (embedder_key,)
-    ).fetchone()
+    row = conn.execute("SELECT name, dim FROM vec_indexes WHERE embedder_key = ?", (embedder_key,)).fetchone()
     return (row[0], int(row[1])) if row else None
 
 
-def ensure_index(store: Store, embedder_key: str, dim: int, at: datetime) -> str:
+def ensure_index(conn: Connection, embedder_key: str, dim: int, at: datetime) -> str:
     """Create the vec0 table for an embedder once (needs sqlite-vec in this connection)."""
-    found = existing_index(store, embedder_key)
+    found = existing_index(conn, embedder_key)
     if found:
         if found[1] != dim:
             raise ValueError(f"index for {embedder_key} has dim {found[1]}, not {dim}")
         return found[0]
     name = index_name(embedder_key, dim)
-    store.conn.execute(
+    conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING vec0(embedding float[{dim}] distance_metric=cosine)"
     )
-    store.conn.execute(
+    conn.execute(
         "INSERT OR IGNORE INTO vec_indexes (name, embedder_key, dim, created) VALUES (?, ?, ?, ?)",
         (name, embedder_key, dim, format_time(at)),
     )
     return name
 
 
-def write_vectors(store: Store, table: str, rows: Sequence[tuple[int, bytes]]) -> None:
+def list_indexes(conn: Connection) -> list[tuple[str, str, int]]:
+    """(table, embedder key, dim) of every registered vec0 index, by name."""
+    rows = conn.execute("SELECT name, embedder_key, dim FROM vec_indexes ORDER BY name")
+    return [(r[0], r[1], int(r[2])) for r in rows]
+
+
+def write_vectors(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> None:
     """Store vectors for memory row numbers (replacing old ones) and mark them embedded."""
     if not rows:
         return
     ns = [n for n, _ in rows]
-    marks = ", ".join("?" * len(ns))
-    store.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", ns)
-    store.conn.executemany(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", rows)
+    conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks(ns)})", ns)
+    conn.executemany(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", rows)
     vector_matrix.note_written()
-    store.conn.executemany(
-        "INSERT OR IGNORE INTO embedded (n, index_name) VALUES (?, ?)", [(n, table) for n in ns]
-    )
+    conn.executemany("INSERT OR IGNORE INTO embedded (n, index_name) VALUES (?, ?)", [(n, table) for n in ns])
 
 
-def delete_vectors(store: Store, table: str, ns: Sequence[int]) -> None:
+def delete_vectors(conn: Connection, table: str, ns: Sequence[int]) -> None:
     """Drop vectors of removed memories."""
     if not ns:
         return
-    marks = ", ".join("?" * len(ns))
-    if store.vectors:
-        store.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", list(ns))
+    if conn.vectors:
+        conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks(ns)})", list(ns))
         vector_matrix.note_written()
-    store.conn.execute(f"DELETE FROM embedded WHERE index_name = ? AND n IN ({marks})", (table, *ns))
+    conn.execute(f"DELETE FROM embedded WHERE index_name = ? AND n IN ({marks(ns)})", (table, *ns))
 
 
-def knn(store: Store, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
-    """(row number, cosine distance) of the k nearest vectors."""
-    rows = store.conn.execute(
+def knn(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
+    """(row number, cosine distance) of the k nearest vectors, straight from vec0."""
+    rows = conn.execute(
         f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
         (query, k),
     )
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def read_vectors(store: Store, table: str, ns: Sequence[int]) -> dict[int, bytes]:
-    """Raw vectors for row numbers that have one."""
+def nearest(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
+    """Like `knn`, from the process's in-memory copy of the table when one is held."""
+    held = vector_matrix.held_knn(conn, table, query, k)
+    return knn(conn, table, query, k) if held is None else held
+
+
+def read_vectors(conn: Connection, table: str, ns: Sequence[int], *, exact: bool = True) -> dict[int, bytes]:
+    """Stored vectors of row numbers that have one; unless `exact`, the unit-length rows of the
+    in-memory copy when one is held."""
+    if not exact:
+        held = vector_matrix.held_read(conn, table, ns)
+        if held is not None:
+            return held
     out: dict[int, bytes] = {}
-    for start in range(0, len(ns), 500):
-        chunk = list(ns[start : start + 500])
-        marks = ", ".join("?" * len(chunk))
-        for n, blob in store.conn.execute(
-            f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", chunk
+    for start in range(0, len(ns), BATCH):
+        chunk = list(ns[start : start + BATCH])
+        for n, blob in conn.execute(
+            f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks(chunk)})", chunk
         ):
             out[int(n)] = bytes(blob)
     return out
 
 
-def pending(store: Store, table: str | None, limit: int | None = None) -> list[tuple[int, str]]:
-    """(row number, id) of active/archived memories with no vector in `table` yet (all, if no table)."""
+def read_all_vectors(conn: Connection, table: str) -> dict[int, bytes]:
+    """Every vector of a vec0 table by memory row number."""
+    return {int(n): bytes(blob) for n, blob in conn.execute(f"SELECT rowid, embedding FROM {table}")}
+
+
+def embeddable_rows(conn: Connection) -> dict[int, str]:
+    """Row number -> id of the memories that belong in a vector index."""
+    return {int(n): mid for n, mid in conn.execute(f"SELECT n, id FROM memories m WHERE {EMBEDDABLE}")}
+
+
+def pending(conn: Connection, table: str | None, limit: int | None = None) -> list[tuple[int, str]]:
+    """(row number, id) of embeddable memories with no vector in `table` yet (all, if no table)."""
     sql = (
-        "SELECT m.n, m.id FROM memories m WHERE m.status IN ('active', 'archived') "
-        "AND m.type != 'code' AND NOT EXISTS (SELECT 1 FROM embedded e WHERE e.n = m.n "
-        "AND e.index_name = ?) ORDER BY m.n"
+        f"SELECT m.n, m.id FROM memories m WHERE {EMBEDDABLE} AND NOT EXISTS "
+        "(SELECT 1 FROM embedded e WHERE e.n = m.n AND e.index_name = ?) ORDER BY m.n"
     )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
-    return [(int(n), mid) for n, mid in store.conn.execute(sql, (table or "",))]
+    return [(int(n), mid) for n, mid in conn.execute(sql, (table or "",))]
 
 
-def count_pending(store: Store, table: str | None) -> int:
-    """How many active/archived memories (code excepted) have no vector in `table` yet."""
-    row = store.conn.execute(
-        "SELECT count(*) FROM memories m WHERE m.status IN ('active', 'archived') "
-        "AND m.type != 'code' AND NOT EXISTS (SELECT 1 FROM embedded e WHERE e.n = m.n "
-        "AND e.index_name = ?)",
+def count_pending(conn: Connection, table: str | None) -> int:
+    """How many embeddable memories have no vector in `table` yet."""
+    row = conn.execute(
+        f"SELECT count(*) FROM memories m WHERE {EMBEDDABLE} AND NOT EXISTS "
+        "(SELECT 1 FROM embedded e WHERE e.n = m.n AND e.index_name = ?)",
         (table or "",),
     ).fetchone()
     return int(row[0])
 
 
-def drop_index(store: Store, table: str) -> None:
+def drop_index(conn: Connection, table: str) -> None:
     """Drop a vec0 table and its bookkeeping (rebuild re-creates it)."""
-    store.conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute(f"DROP TABLE IF EXISTS {table}")
     vector_matrix.note_written()
-    store.conn.execute("DELETE FROM embedded WHERE index_name = ?", (table,))
+    conn.execute("DELETE FROM embedded WHERE index_name = ?", (table,))
+
+
+def recreate_index(conn: Connection, table: str, key: str, dim: int, at: datetime) -> str:
+    """Drop a vec0 table with its registration and create it empty again."""
+    drop_index(conn, table)
+    conn.execute("DELETE FROM vec_indexes WHERE name = ?", (table,))
+    return ensure_index(conn, key, dim, at)

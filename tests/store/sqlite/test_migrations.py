@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cortex.core.model import Scope
+from cortex.core.recall.query import TextQuery
 from cortex.errors import NotACortexStore, StoreError
 from cortex.store.sqlite import connection as db
 from cortex.store.sqlite import migrations
@@ -80,7 +81,7 @@ def test_store_data_survives_the_upgrade_path(tmp_path: Path) -> None:
     try:
         memory = store.get("abc123def0")
         assert memory is not None and memory.content == "we use WAL mode"
-        assert [mid for mid, _ in store.fts_search('"wal"', 5)] == ["abc123def0"]
+        assert [mid for mid, _ in store.search_text(TextQuery(("wal",)), 5)] == ["abc123def0"]
     finally:
         store.close()
 

@@ -11,10 +11,13 @@ import numpy as np
 import pytest
 
 from cortex.core.model import Edge, EdgeStatus, EdgeType, Memory, MemoryType, Scope, Source, Status
+from cortex.core.recall.query import TextQuery
 from cortex.core.serial import memory_to_dict
 from cortex.errors import StoreError
+from cortex.store.packing import pack, unpack
+from cortex.store.port import CursorRow
 from cortex.store.sqlite import vectors
-from cortex.store.sqlite.store import CursorRow, Store
+from cortex.store.sqlite.store import Store
 from tests.conftest import T0
 from tests.support.fakes import FakeEmbedder
 
@@ -130,11 +133,12 @@ def test_fts_finds_content_summary_and_tags_with_statuses(store: Store, make_mem
     lock = make_memory("advisory locks for the queue", summary="queue locking")
     archived = make_memory("WAL checkpoints run at shutdown", status=Status.ARCHIVED)
     put(store, wal, lock, archived)
-    assert [mid for mid, _ in store.fts_search('"wal"', 10)] == [wal.id]
-    assert {mid for mid, _ in store.fts_search('"wal"', 10, ("active", "archived"))} == {wal.id, archived.id}
-    assert [mid for mid, _ in store.fts_search('"sqlite"', 10)] == [wal.id]  # tags are indexed
-    assert [mid for mid, _ in store.fts_search('"locking"', 10)] == [lock.id]  # so are summaries
-    scores = store.fts_search('"queue" OR "locks"', 10)
+    assert [mid for mid, _ in store.search_text(TextQuery(("wal",)), 10)] == [wal.id]
+    live = store.search_text(TextQuery(("wal",)), 10, ("active", "archived"))
+    assert {mid for mid, _ in live} == {wal.id, archived.id}
+    assert [mid for mid, _ in store.search_text(TextQuery(("sqlite",)), 10)] == [wal.id]  # tags are indexed
+    assert [mid for mid, _ in store.search_text(TextQuery(("locking",)), 10)] == [lock.id]  # so are summaries
+    scores = store.search_text(TextQuery(("queue", "locks")), 10)
     assert scores[0][0] == lock.id and scores[0][1] > 0  # bm25 negated: larger is better
 
 
@@ -145,11 +149,11 @@ def test_fts_follows_updates_and_rebuilds(store: Store, make_memory: MakeMemory)
         store.update_memory(
             m, replace(m, content="the cache uses LFU eviction", summary="LFU"), "test", T0, "edit"
         )
-    assert store.fts_search('"lru"', 5) == []
-    assert [mid for mid, _ in store.fts_search('"lfu"', 5)] == [m.id]
+    assert store.search_text(TextQuery(("lru",)), 5) == []
+    assert [mid for mid, _ in store.search_text(TextQuery(("lfu",)), 5)] == [m.id]
     with store.transaction():
-        store.rebuild_fts()
-    assert [mid for mid, _ in store.fts_search('"lfu"', 5)] == [m.id]
+        store.rebuild_text_index()
+    assert [mid for mid, _ in store.search_text(TextQuery(("lfu",)), 5)] == [m.id]
 
 
 def test_edges_are_unique_per_source_target_type(store: Store, make_memory: MakeMemory) -> None:
@@ -224,7 +228,7 @@ def test_index_names_are_safe_and_distinct() -> None:
 
 def test_pack_unpack_round_trip() -> None:
     values = (0.5, -1.25, 3.0)
-    assert vectors.unpack(vectors.pack(values)) == values
+    assert unpack(pack(values)) == values
 
 
 @pytest.fixture
@@ -243,28 +247,28 @@ def test_knn_finds_the_nearest_and_pending_tracks_what_is_embedded(
     mems = [make_memory(t) for t in texts[:3]] + [make_memory(texts[3], type=MemoryType.CODE)]
     put(store, *mems)
     with store.transaction():
-        table = vectors.ensure_index(store, emb.key, emb.dim, T0)
-        assert vectors.ensure_index(store, emb.key, emb.dim, T0) == table  # once per embedder
+        table = vectors.ensure_index(store.conn, emb.key, emb.dim, T0)
+        assert vectors.ensure_index(store.conn, emb.key, emb.dim, T0) == table  # once per embedder
     rows = store.row_numbers([m.id for m in mems])
-    assert {mid for _, mid in vectors.pending(store, table)} == {
+    assert {mid for _, mid in vectors.pending(store.conn, table)} == {
         m.id for m in mems[:3]
     }  # code is never embedded
     vecs = emb.embed_documents(texts[:2])
     with store.transaction():
         vectors.write_vectors(
-            store,
+            store.conn,
             table,
-            [(rows[m.id], vectors.pack(v.tolist())) for m, v in zip(mems[:2], vecs, strict=True)],
+            [(rows[m.id], pack(v.tolist())) for m, v in zip(mems[:2], vecs, strict=True)],
         )
-    assert [mid for _, mid in vectors.pending(store, table)] == [mems[2].id]
-    assert vectors.count_pending(store, table) == 1
-    near = vectors.knn(store, table, vectors.pack(emb.embed_query("postgres advisory locks").tolist()), 2)
+    assert [mid for _, mid in vectors.pending(store.conn, table)] == [mems[2].id]
+    assert vectors.count_pending(store.conn, table) == 1
+    near = vectors.knn(store.conn, table, pack(emb.embed_query("postgres advisory locks").tolist()), 2)
     assert near[0][0] == rows[mems[0].id] and near[0][1] == pytest.approx(0.0, abs=1e-6)
-    stored = vectors.read_vectors(store, table, [rows[mems[0].id], 999_999])
+    stored = vectors.read_vectors(store.conn, table, [rows[mems[0].id], 999_999])
     assert np.allclose(np.frombuffer(stored[rows[mems[0].id]], dtype="<f4"), vecs[0])
     with store.transaction():
-        vectors.delete_vectors(store, table, [rows[mems[0].id]])
-    assert rows[mems[0].id] not in dict(vectors.knn(store, table, vectors.pack(vecs[0].tolist()), 3))
+        vectors.delete_vectors(store.conn, table, [rows[mems[0].id]])
+    assert rows[mems[0].id] not in dict(vectors.knn(store.conn, table, pack(vecs[0].tolist()), 3))
 
 
 def test_rewriting_a_vector_replaces_it(vec_store: Store, make_memory: MakeMemory) -> None:
@@ -273,18 +277,18 @@ def test_rewriting_a_vector_replaces_it(vec_store: Store, make_memory: MakeMemor
     put(store, m)
     n = store.row_numbers([m.id])[m.id]
     with store.transaction():
-        table = vectors.ensure_index(store, "fake-4", 4, T0)
-        vectors.write_vectors(store, table, [(n, vectors.pack([1, 0, 0, 0]))])
-        vectors.write_vectors(store, table, [(n, vectors.pack([0, 1, 0, 0]))])
-    assert vectors.unpack(vectors.read_vectors(store, table, [n])[n]) == (0.0, 1.0, 0.0, 0.0)
-    assert vectors.count_pending(store, table) == 0
+        table = vectors.ensure_index(store.conn, "fake-4", 4, T0)
+        vectors.write_vectors(store.conn, table, [(n, pack([1, 0, 0, 0]))])
+        vectors.write_vectors(store.conn, table, [(n, pack([0, 1, 0, 0]))])
+    assert unpack(vectors.read_vectors(store.conn, table, [n])[n]) == (0.0, 1.0, 0.0, 0.0)
+    assert vectors.count_pending(store.conn, table) == 0
 
 
 def test_an_index_has_one_dimension(vec_store: Store) -> None:
     with vec_store.transaction():
-        vectors.ensure_index(vec_store, "fake-4", 4, T0)
+        vectors.ensure_index(vec_store.conn, "fake-4", 4, T0)
     with pytest.raises(ValueError, match="dim 4"):
-        vectors.ensure_index(vec_store, "fake-4", 8, T0)
+        vectors.ensure_index(vec_store.conn, "fake-4", 8, T0)
 
 
 def test_drop_index_clears_the_bookkeeping(vec_store: Store, make_memory: MakeMemory) -> None:
@@ -293,8 +297,8 @@ def test_drop_index_clears_the_bookkeeping(vec_store: Store, make_memory: MakeMe
     put(store, m)
     n = store.row_numbers([m.id])[m.id]
     with store.transaction():
-        table = vectors.ensure_index(store, "fake-4", 4, T0)
-        vectors.write_vectors(store, table, [(n, vectors.pack([1, 0, 0, 0]))])
-        vectors.drop_index(store, table)
-    assert vectors.count_pending(store, table) == 1
-    assert vectors.existing_index(store, "fake-4") is not None  # re-created on the next ensure
+        table = vectors.ensure_index(store.conn, "fake-4", 4, T0)
+        vectors.write_vectors(store.conn, table, [(n, pack([1, 0, 0, 0]))])
+        vectors.drop_index(store.conn, table)
+    assert vectors.count_pending(store.conn, table) == 1
+    assert vectors.existing_index(store.conn, "fake-4") is not None  # re-created on the next ensure

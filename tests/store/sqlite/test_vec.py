@@ -13,7 +13,7 @@ import pytest
 
 from cortex.store.sqlite import vec
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 STDLIB_CAN_LOAD = hasattr(sqlite3.Connection, "enable_load_extension")
 
 
@@ -36,7 +36,7 @@ def run_python(code: str, env: dict[str, str] | None = None, cwd: Path = REPO) -
 
 DRIVER_REPORT = (
     "import json, sys\n"
-    "from cortex.shell import vec\n"
+    "from cortex.store.sqlite import vec\n"
     "d = vec.choose_driver(True)\n"
     "print(json.dumps({'name': d.name, 'vectors': d.vectors, 'note': d.note,"
     " 'numpy': 'numpy' in sys.modules, 'sqlite_vec': 'sqlite_vec' in sys.modules}))\n"
@@ -83,7 +83,7 @@ def test_forcing_the_stdlib_reports_why_vectors_are_missing() -> None:
 
 def test_not_wanting_vectors_uses_the_stdlib() -> None:
     code = (
-        "import json\nfrom cortex.shell import vec\n"
+        "import json\nfrom cortex.store.sqlite import vec\n"
         "d = vec.choose_driver(False)\n"
         "print(json.dumps({'name': d.name, 'vectors': d.vectors}))\n"
     )

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from cortex.app import Cortex, EmbedderChoice
+from cortex.app import Cortex
+from cortex.backends.port import Choice
 from cortex.capture import ingest
 from cortex.core.model import Candidate, Layer, MemoryType, Scope, Source
 from cortex.paths import resolve_paths
+from cortex.store.packing import pack
 from cortex.store.sqlite import vector_matrix, vectors
 from cortex.store.sqlite.store import Store
 from tests.conftest import T0
@@ -28,7 +30,7 @@ def fake() -> FakeEmbedder:
 @pytest.fixture
 def cx(project: Path, fake: FakeEmbedder) -> Iterator[Cortex]:
     vector_matrix.forget_all()
-    context = Cortex(resolve_paths(project), query_embedder=EmbedderChoice(fake, "fake embedder"))
+    context = Cortex(resolve_paths(project), query_embedder=Choice(fake, "fake embedder"))
     try:
         yield context
     finally:
@@ -56,13 +58,13 @@ def notes(start: int, n: int) -> list[str]:
 
 
 def table_of(store: Store, fake: FakeEmbedder) -> str:
-    found = vectors.existing_index(store, fake.key)
+    found = vectors.existing_index(store.conn, fake.key)
     assert found is not None
     return found[0]
 
 
 def query(fake: FakeEmbedder, text: str) -> bytes:
-    return vectors.pack([float(x) for x in fake.embed_query(text)])
+    return pack([float(x) for x in fake.embed_query(text)])
 
 
 def test_the_copy_finds_what_vec0_finds(cx: Cortex, fake: FakeEmbedder) -> None:
@@ -70,16 +72,17 @@ def test_the_copy_finds_what_vec0_finds(cx: Cortex, fake: FakeEmbedder) -> None:
     store = cx.write_store(Scope.PROJECT)
     table = table_of(store, fake)
     q = query(fake, "worker retry queue")
-    plain = vectors.knn(store, table, q, 10)
+    plain = vectors.knn(store.conn, table, q, 10)
     for _ in range(vector_matrix.LOAD_AFTER_SEARCHES + 1):  # the last searches use the copy
-        held = vector_matrix.knn(store, table, q, 10)
+        held = vectors.nearest(store.conn, table, q, 10)
     assert vector_matrix._COPIES, "the table was searched often enough to be held"
     # Same distances in the same order; rows may differ only among ties at the cut.
     assert [d for _, d in held] == pytest.approx([d for _, d in plain], abs=1e-5)
     cut = plain[-1][1] - 1e-5
     assert {n for n, d in held if d < cut} == {n for n, d in plain if d < cut}
     rows = [n for n, _ in plain[:3]]
-    assert vector_matrix.read(store, table, rows).keys() == vectors.read_vectors(store, table, rows).keys()
+    from_copy = vectors.read_vectors(store.conn, table, rows, exact=False)
+    assert from_copy.keys() == vectors.read_vectors(store.conn, table, rows).keys()
 
 
 def test_a_write_in_this_process_refreshes_the_copy(cx: Cortex, fake: FakeEmbedder) -> None:
@@ -88,10 +91,10 @@ def test_a_write_in_this_process_refreshes_the_copy(cx: Cortex, fake: FakeEmbedd
     table = table_of(store, fake)
     q = query(fake, "the brand new memory about zebras")
     for _ in range(vector_matrix.LOAD_AFTER_SEARCHES):
-        vector_matrix.knn(store, table, q, 5)
+        vectors.nearest(store.conn, table, q, 5)
     write(cx, fake, ["the brand new memory about zebras"])
     newest = store.row_numbers([m.id for m in store.list_memories() if "zebras" in m.content])
-    assert vector_matrix.knn(store, table, q, 1)[0][0] == next(iter(newest.values()))
+    assert vectors.nearest(store.conn, table, q, 1)[0][0] == next(iter(newest.values()))
 
 
 def test_a_write_from_another_connection_refreshes_the_copy(
@@ -102,14 +105,14 @@ def test_a_write_from_another_connection_refreshes_the_copy(
     table = table_of(store, fake)
     q = query(fake, "zebras graze on the savannah")
     for _ in range(vector_matrix.LOAD_AFTER_SEARCHES):
-        vector_matrix.knn(store, table, q, 5)
+        vectors.nearest(store.conn, table, q, 5)
     assert vector_matrix._COPIES
     # Another process's write: plain SQL on another connection, so nothing in this process is told.
-    other = Cortex(resolve_paths(project), query_embedder=EmbedderChoice(fake, "fake embedder"))
+    other = Cortex(resolve_paths(project), query_embedder=Choice(fake, "fake embedder"))
     try:
         theirs = other.write_store(Scope.PROJECT)
         with theirs.transaction():
             theirs.conn.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (999_999, q))
     finally:
         other.close()
-    assert vector_matrix.knn(store, table, q, 1)[0][0] == 999_999
+    assert vectors.nearest(store.conn, table, q, 1)[0][0] == 999_999

@@ -1,0 +1,72 @@
+"""Vectors for stored memories: what gets embedded, and writing the vectors after the commit.
+
+Every writer embeds through here: a memory's own vector plus one per extra window of a long
+memory (`cortex.core.write.chunks`), in one embedding call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from cortex.app import Cortex
+from cortex.backends.port import Embedder
+from cortex.core.model import Memory, MemoryType, Scope
+from cortex.core.text import embedding_text
+from cortex.core.write.chunks import plan_chunks
+from cortex.store.packing import pack
+from cortex.store.port import MemoryStore
+
+log = logging.getLogger("cortex.capture.embed")
+
+
+def memory_text(cx: Cortex, content: str, mem_type: MemoryType, scope: Scope) -> str:
+    """What gets embedded for a memory."""
+    return embedding_text(content, mem_type.value, cx.project_name if scope == Scope.PROJECT else None)
+
+
+def embedding_texts(cx: Cortex, memory: Memory, scope: Scope) -> list[str]:
+    """What gets embedded for a memory: its own text, then its extra windows (same prefix)."""
+    project = cx.project_name if scope == Scope.PROJECT else None
+    main = memory_text(cx, memory.content, memory.type, scope)
+    windows = [embedding_text(c, memory.type.value, project) for c in plan_chunks(memory.content)]
+    return [main, *windows]
+
+
+def write_embeddings(cx: Cortex, store: MemoryStore, memories: Sequence[Memory], embedder: Embedder) -> int:
+    """Embed memories (never code) with their windows in one call; returns vectors written."""
+    todo = [m for m in memories if m.type != MemoryType.CODE]
+    if not todo or not store.vectors:
+        return 0
+    texts = [embedding_texts(cx, m, store.scope) for m in todo]
+    flat = [t for group in texts for t in group]
+    vecs = embedder.embed_documents(flat)
+    packed = [pack([float(x) for x in v]) for v in vecs]
+    main: list[tuple[str, bytes]] = []
+    chunks: list[tuple[str, list[bytes]]] = []
+    at = 0
+    for m, group in zip(todo, texts, strict=True):
+        main.append((m.id, packed[at]))
+        chunks.append((m.id, packed[at + 1 : at + len(group)]))
+        at += len(group)
+    now = cx.now()
+    with store.transaction():  # ids no longer in the store are skipped
+        table = store.ensure_vector_index(embedder.key, embedder.dim, now)
+        store.write_vectors(table, main)
+        chunk_table = store.ensure_chunk_index(embedder.key, embedder.dim, now)
+        store.write_chunk_vectors(chunk_table, chunks)
+    return len(flat)
+
+
+def embed_memories(cx: Cortex, store: MemoryStore, memories: Sequence[Memory], embedder: Embedder) -> bool:
+    """Embed and store vectors for memories (never code); False when it could not."""
+    todo = [m for m in memories if m.type != MemoryType.CODE]
+    if not todo or not store.vectors:
+        return False
+    try:
+        # One path for every writer: the memory's vector plus the windows of a long memory.
+        write_embeddings(cx, store, todo, embedder)
+        return True
+    except Exception as exc:  # the memory is stored; backfill embeds it later
+        log.warning("embedding failed, left for backfill: %s", exc)
+        return False

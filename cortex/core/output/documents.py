@@ -1,0 +1,182 @@
+"""The JSON documents the `--json` options print, in one place. Pure.
+
+Their keys and values are an interface (scripts and the tests read them): change one only on
+purpose. Memories and edges inside them use the records of `cortex.core.serial`; reports that
+hold adapter objects (checkpoints) come in as the dicts those write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
+from enum import Enum
+from typing import Any
+
+from cortex.core.code.pairing import IndexReport
+from cortex.core.graph import edge_ref
+from cortex.core.lifecycle.consolidate import ConsolidationPlan, Merge
+from cortex.core.lifecycle.decay import Change
+from cortex.core.model import Edge, Memory, Scope
+from cortex.core.recall.decide import RecallResult
+from cortex.core.serial import edge_to_dict, memory_to_dict
+from cortex.core.write.apply import WriteOutcome
+
+
+def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
+    """A write outcome (`cortex remember --json`)."""
+    return {
+        "action": o.action.value,
+        "reason": o.reason,
+        "scope": o.scope.value,
+        "edges": o.edges,
+        "embedded": o.embedded,
+        "note": o.note,
+        "memory": memory_to_dict(o.memory),
+    }
+
+
+def recall_to_dict(r: RecallResult) -> dict[str, Any]:
+    """A recall with its hits (`cortex recall --json`)."""
+    return {
+        "query": r.query,
+        "mode": r.mode.value,
+        "notes": list(r.notes),
+        "abstained": r.abstained,
+        "reason": r.reason,
+        "intent": r.intent,
+        "dropped_by_budget": r.dropped_by_budget,
+        "hits": [
+            {
+                "score": h.score,
+                "store": h.store.value,
+                "signals": h.signals,
+                "memory": memory_to_dict(h.memory),
+                "code": [memory_to_dict(c) for c in h.code],
+                "see_also": list(h.see_also),
+            }
+            for h in r.hits
+        ],
+    }
+
+
+def memory_view_to_dict(memory: Memory, store: Scope, edges: Iterable[Edge]) -> dict[str, Any]:
+    """One memory with the store it is in and its edges (`cortex get --json`)."""
+    return {"memory": memory_to_dict(memory), "store": store.value, "edges": [edge_to_dict(e) for e in edges]}
+
+
+def tick_to_dict(
+    dry_run: bool, counts: Mapping[str, int], changes: Iterable[tuple[Scope, Change]]
+) -> dict[str, Any]:
+    """A lifecycle tick's changes per store (`cortex lifecycle --json`)."""
+    return {
+        "dry_run": dry_run,
+        "counts": counts,
+        "changes": [
+            {
+                "store": scope.value,
+                "id": c.before.id,
+                "type": c.before.type.value,
+                "transition": c.transition.value,
+                "confidence": [c.before.confidence, c.after.confidence],
+                "status": [c.before.status.value, c.after.status.value],
+                "reason": c.reason,
+            }
+            for scope, c in changes
+        ],
+    }
+
+
+def consolidation_to_dict(
+    dry_run: bool,
+    stores: Iterable[tuple[Scope, Mapping[str, Any] | None, ConsolidationPlan, Sequence[Merge]]],
+) -> dict[str, Any]:
+    """Consolidation per store, as (scope, checkpoint dict, plan, merges applied) (`--json`)."""
+    return {
+        "dry_run": dry_run,
+        "stores": [
+            {
+                "store": scope.value,
+                "checkpoint": checkpoint,
+                "merges": [
+                    {
+                        "keeper": m.keeper.id,
+                        "absorbed": [a.id for a in m.absorbed],
+                        "similarity": m.similarity,
+                        "applied": m in applied,
+                    }
+                    for m in plan.merges
+                ],
+                "contradictions": [
+                    {"newer": c.newer.id, "older": c.older.id, "overlap": c.overlap}
+                    for c in plan.contradictions
+                ],
+                "suggested": [edge_ref(e) for e in plan.suggested],
+            }
+            for scope, checkpoint, plan, applied in stores
+        ],
+    }
+
+
+def review_to_dict(
+    promoted: Iterable[Edge], dropped: Iterable[Edge], unknown: Sequence[str]
+) -> dict[str, Any]:
+    """The suggested edges a review promoted and dropped, and the references that matched none."""
+    return {
+        "promoted": [edge_ref(e) for e in promoted],
+        "dropped": [edge_ref(e) for e in dropped],
+        "unknown": unknown,
+    }
+
+
+def recovery_to_dict(
+    restored: Iterable[Mapping[str, Any]],
+    exact: bool,
+    safety: Iterable[Mapping[str, Any]],
+    digests: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A restore or rollback from checkpoints (given as their sidecar dicts); `digests` only
+    for a rollback, which proves each state it brought back."""
+    out: dict[str, Any] = {"restored": list(restored)}
+    if digests is not None:
+        out["digests"] = digests
+    return out | {"exact": exact, "safety": list(safety)}
+
+
+def index_report_to_dict(r: IndexReport) -> dict[str, Any]:
+    """What `cortex index-code` did (`--json`)."""
+    return fields_to_dict(r, skipped=[{"path": p, "why": w} for p, w in r.skipped])
+
+
+def briefing_to_dict(
+    part: str,
+    text: str,
+    origin: str,
+    *,
+    branch: str | None,
+    head: str | None,
+    rendered_at: str,
+    rules_file_digest: str | None,
+    meta: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One part of a briefing and what went into it (`cortex brief --json`)."""
+    return {
+        "part": part,
+        "text": text,
+        "origin": origin,
+        "branch": branch,
+        "head": head,
+        "rendered_at": rendered_at,
+        "rules_file_digest": rules_file_digest,
+        **meta,
+    }
+
+
+def fields_to_dict(record: Any, **extra: Any) -> dict[str, Any]:
+    """A flat report dataclass: every field in order (enums as their values), then `extra`
+    (which replaces a field of the same name in place)."""
+    out = {f.name: _plain(getattr(record, f.name)) for f in fields(record)}
+    return out | extra
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, Enum) else value

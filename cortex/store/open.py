@@ -1,0 +1,69 @@
+"""Pick the storage adapter and open stores through it; use cases never name an adapter.
+
+Adapters are named in `ADAPTERS` and imported on first use, so the port never depends on one
+(and one that is not installed costs nothing). Today there is one: SQLite.
+"""
+
+from __future__ import annotations
+
+import importlib
+from datetime import datetime
+from pathlib import Path
+from typing import cast
+
+from cortex.core.model import Scope
+from cortex.store.port import Checkpoint, RuntimeInfo, StoreAdapter, StoreAdmin, StoreFileCheck
+
+ADAPTERS: dict[str, str] = {"sqlite": "cortex.store.sqlite.adapter"}
+DEFAULT_ADAPTER = "sqlite"
+
+
+def adapter(name: str = DEFAULT_ADAPTER) -> StoreAdapter:
+    """The entry points of the adapter called `name`."""
+    try:
+        module = ADAPTERS[name]
+    except KeyError:
+        raise ValueError(f"unknown store adapter {name!r}; known: {', '.join(sorted(ADAPTERS))}") from None
+    return cast(StoreAdapter, importlib.import_module(module))
+
+
+def open_store(
+    scope: Scope, path: Path, *, readonly: bool = False, kind: str = DEFAULT_ADAPTER
+) -> StoreAdmin:
+    """Open the store of `scope` at `path`, creating it when allowed; read-only opens never write."""
+    return adapter(kind).open_store(scope, path, readonly=readonly)
+
+
+def inspect_file(path: Path, *, kind: str = DEFAULT_ADAPTER) -> StoreFileCheck:
+    """Schema and integrity of a store file, without writing to it (raises CortexError)."""
+    return adapter(kind).inspect_file(path)
+
+
+def newer_schema(path: Path, *, kind: str = DEFAULT_ADAPTER) -> bool:
+    """True when the file was written by a newer cortex than this one."""
+    return adapter(kind).newer_schema(path)
+
+
+def runtime_info(*, kind: str = DEFAULT_ADAPTER) -> RuntimeInfo:
+    """What this Python gives the adapter (for `cortex doctor`)."""
+    return adapter(kind).runtime_info()
+
+
+def checkpoint_dir(store_path: Path, *, kind: str = DEFAULT_ADAPTER) -> Path:
+    """Where checkpoints of the store at `store_path` live."""
+    return adapter(kind).checkpoint_dir(store_path)
+
+
+def list_checkpoints(store_path: Path, *, kind: str = DEFAULT_ADAPTER) -> list[Checkpoint]:
+    """Complete checkpoints of one store, newest first."""
+    return adapter(kind).list_checkpoints(store_path)
+
+
+def find_checkpoint(store_paths: list[Path], ref: str, *, kind: str = DEFAULT_ADAPTER) -> Checkpoint:
+    """A checkpoint by name, unique name prefix or path among these stores' (raises NotFound)."""
+    return adapter(kind).find_checkpoint(store_paths, ref)
+
+
+def mark_restored(cp: Checkpoint, at: datetime, *, kind: str = DEFAULT_ADAPTER) -> Checkpoint:
+    """Record that a checkpoint was restored (a rollback happens once)."""
+    return adapter(kind).mark_restored(cp, at)

@@ -1,0 +1,73 @@
+"""FTS5 over the memories table: the index's schema, keyword queries as MATCH text, BM25 ranking.
+
+The one module that speaks FTS5, so a change of tokenizer, weights or quoting happens here
+once. Stdlib only and cheap to import: the UserPromptSubmit hook searches through it too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cortex.core.recall.query import TextQuery
+
+TABLE = "memories_fts"
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+BM25_WEIGHTS = (1.0, 0.6, 0.4)  # content, summary, tags: a hit in the text counts most
+BM25 = f"bm25({TABLE}, {', '.join(map(str, BM25_WEIGHTS))})"  # lower is better
+
+# The FTS5 part of schema 1 (`migrations.m001_initial`): an external-content index over the
+# memories table, kept in step by triggers. A later schema adds statements; these never change.
+SCHEMA_1 = (
+    f"""
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            content, summary, tags,
+            content='memories', content_rowid='n',
+            tokenize='{TOKENIZER}'
+        )
+        """,
+    """
+        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, content, summary, tags)
+            VALUES (new.n, new.content, new.summary, new.tags);
+        END
+        """,
+    """
+        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, content, summary, tags)
+            VALUES ('delete', old.n, old.content, old.summary, old.tags);
+        END
+        """,
+    """
+        CREATE TRIGGER memories_fts_au AFTER UPDATE OF content, summary, tags ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, content, summary, tags)
+            VALUES ('delete', old.n, old.content, old.summary, old.tags);
+            INSERT INTO memories_fts(rowid, content, summary, tags)
+            VALUES (new.n, new.content, new.summary, new.tags);
+        END
+        """,
+)
+REBUILD_SQL = f"INSERT INTO {TABLE}({TABLE}) VALUES ('rebuild')"
+# Fails (raises) when the index disagrees with the memories table.
+INTEGRITY_CHECK_SQL = f"INSERT INTO {TABLE}({TABLE}, rank) VALUES ('integrity-check', 1)"
+
+
+def quote(term: str) -> str:
+    """A term as an FTS5 phrase: its words in order, whatever query syntax it contains."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_text(query: TextQuery) -> str | None:
+    """The MATCH text of a keyword query (quoted phrases joined by OR or AND); None if no term."""
+    star = " *" if query.prefix else ""
+    joiner = " AND " if query.match_all else " OR "
+    return joiner.join(quote(term) + star for term in query.terms) or None
+
+
+def search_sql(columns: str, where: str) -> str:
+    """A keyword search over memories (alias `m`) selecting `columns` and then the BM25 score,
+    best first. Parameters: the MATCH text, those of `where`, then the row limit."""
+    return (
+        f"SELECT {columns}, {BM25} FROM {TABLE} JOIN memories m ON m.n = {TABLE}.rowid "
+        f"WHERE {TABLE} MATCH ? AND {where} ORDER BY {BM25} LIMIT ?"
+    )

@@ -1,0 +1,157 @@
+"""The memories table of a store: write, read, filter and keyword-search memories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from cortex.core.model import Memory, Scope
+from cortex.core.recall.query import TextQuery
+from cortex.core.serial import format_time, memory_to_dict
+from cortex.store.port import LIVE
+from cortex.store.sqlite import codec, fts
+from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS, marks
+from cortex.store.sqlite.connection import Connection
+from cortex.store.sqlite.records import write_journal
+
+
+class MemoryTable:
+    """Memory reads and writes; every write is journaled in the same transaction."""
+
+    conn: Connection
+    scope: Scope
+
+    def insert_memory(self, m: Memory, actor: str, at: datetime, op: str = "insert") -> None:
+        """Insert a memory and journal it."""
+        self.conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", codec.memory_to_row(m))
+        write_journal(self.conn, actor, op, m.id, memory_to_dict(m), at)
+
+    def update_memory(self, old: Memory, new: Memory, actor: str, at: datetime, op: str) -> None:
+        """Write `new` over `old` (same id) and journal the changed fields."""
+        before, after = memory_to_dict(old), memory_to_dict(new)
+        changed = {k: after[k] for k in after if after[k] != before[k] and k != "centrality"}
+        if not changed:
+            return
+        sets = ", ".join(f"{c.strip()} = ?" for c in COLUMNS.split(",")[1:])
+        self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*codec.memory_to_row(new)[1:], new.id))
+        write_journal(self.conn, actor, op, new.id, changed, at)
+
+    def get(self, memory_id: str) -> Memory | None:
+        """One memory by exact id, or None."""
+        found = codec.read_memories(self.conn, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        return found[0] if found else None
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
+        """Memories by id (missing ids are absent from the result)."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, Memory] = {}
+        for start in range(0, len(ids), codec.BATCH):
+            chunk = ids[start : start + codec.BATCH]
+            sql = f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks(chunk)})"
+            out.update((m.id, m) for m in codec.read_memories(self.conn, sql, chunk))
+        return out
+
+    def find_prefix(self, prefix: str, limit: int = 5) -> list[Memory]:
+        """Memories whose id starts with `prefix` (ids are hex, so no LIKE escaping is needed)."""
+        if not prefix or not all(c in "0123456789abcdef" for c in prefix.lower()):
+            return []
+        return codec.read_memories(
+            self.conn,
+            f"SELECT {COLUMNS} FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix.lower(), prefix.lower() + "g", limit),
+        )
+
+    def by_hash(self, content_hash: str) -> Memory | None:
+        """The memory with this content hash, live ones first."""
+        found = codec.read_memories(
+            self.conn,
+            f"SELECT {COLUMNS} FROM memories WHERE content_hash = ? "
+            "ORDER BY status IN ('active', 'archived') DESC, created LIMIT 1",
+            (content_hash,),
+        )
+        return found[0] if found else None
+
+    def list_memories(
+        self,
+        statuses: Sequence[str] | None = LIVE,
+        types: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[Memory]:
+        """Memories filtered by status and type, newest first."""
+        where: list[str] = []
+        params: list[Any] = []
+        if statuses:
+            where.append(f"status IN ({marks(statuses)})")
+            params.extend(statuses)
+        if types:
+            where.append(f"type IN ({marks(types)})")
+            params.extend(types)
+        sql = f"SELECT {COLUMNS} FROM memories"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created DESC, id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return codec.read_memories(self.conn, sql, params)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Counts by status and, for active memories, by type."""
+        by_status = dict(self.conn.execute("SELECT status, count(*) FROM memories GROUP BY status"))
+        by_type = dict(
+            self.conn.execute("SELECT type, count(*) FROM memories WHERE status = 'active' GROUP BY type")
+        )
+        return {"status": by_status, "type": by_type}
+
+    def row_numbers(self, ids: Sequence[str]) -> dict[str, int]:
+        """Internal row numbers (FTS5 and vec0 rowids) for memory ids."""
+        return codec.row_numbers(self.conn, ids)
+
+    def ids_for_rows(self, rows: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """Row number -> (id, status)."""
+        return codec.ids_for_rows(self.conn, rows)
+
+    def record_access(self, ids: Sequence[str], at: datetime, actor: str) -> None:
+        """Count a recall of these memories (one journal record for the batch)."""
+        if not ids:
+            return
+        self.conn.execute(
+            "UPDATE memories SET access_count = access_count + 1, last_accessed = ? "
+            f"WHERE id IN ({marks(ids)})",
+            (format_time(at), *ids),
+        )
+        write_journal(self.conn, actor, "access", None, {"ids": list(ids)}, at)
+
+    def search_text(
+        self, query: TextQuery, limit: int, statuses: Sequence[str] = LIVE
+    ) -> list[tuple[str, float]]:
+        """(id, bm25) best first; bm25 is negated so that larger is better."""
+        match = fts.match_text(query)
+        if match is None:
+            return []
+        sql = fts.search_sql("m.id", f"m.status IN ({marks(statuses)})")
+        return [(r[0], -float(r[1])) for r in self.conn.execute(sql, (match, *statuses, limit))]
+
+    def tagged(self, tag: str, types: Sequence[str]) -> list[Memory]:
+        """Active and archived memories of these types carrying `tag`."""
+        return codec.read_memories(
+            self.conn,
+            f"SELECT {COLUMNS} FROM memories WHERE type IN ({marks(types)}) "
+            "AND status IN ('active', 'archived') "
+            "AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?) ORDER BY n",
+            (*types, tag),
+        )
+
+    def tag_prefix(self, prefix: str, types: Sequence[str]) -> list[Memory]:
+        """Active and archived memories of these types with a tag starting with `prefix`."""
+        return codec.read_memories(
+            self.conn,
+            f"SELECT {COLUMNS} FROM memories WHERE type IN ({marks(types)}) "
+            "AND status IN ('active', 'archived') AND EXISTS (SELECT 1 FROM json_each(memories.tags) "
+            "WHERE substr(value, 1, ?) = ?) ORDER BY n",
+            (*types, len(prefix), prefix),
+        )
+
+    def active_ids(self) -> list[str]:
+        """Ids of the active memories (the nodes centrality is computed over)."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE status = 'active'")]
