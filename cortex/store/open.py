@@ -1,12 +1,11 @@
 """Pick the storage adapter and open stores through it; use cases never name an adapter.
 
-Adapters are named in `ADAPTERS` and imported on first use, so the port never depends on one
-(and one that is not installed costs nothing). Today there is one: SQLite.
+Each adapter is imported on first use inside `adapter()`, so the port never depends on one (and
+one that is not installed costs nothing). Today there is one: SQLite.
 """
 
 from __future__ import annotations
 
-import importlib
 from datetime import datetime
 from pathlib import Path
 from typing import cast
@@ -14,17 +13,17 @@ from typing import cast
 from cortex.core.model import Scope
 from cortex.store.port import Checkpoint, RuntimeInfo, StoreAdapter, StoreAdmin, StoreFileCheck
 
-ADAPTERS: dict[str, str] = {"sqlite": "cortex.store.sqlite.adapter"}
+ADAPTERS = ("sqlite",)
 DEFAULT_ADAPTER = "sqlite"
 
 
 def adapter(name: str = DEFAULT_ADAPTER) -> StoreAdapter:
-    """The entry points of the adapter called `name`."""
-    try:
-        module = ADAPTERS[name]
-    except KeyError:
-        raise ValueError(f"unknown store adapter {name!r}; known: {', '.join(sorted(ADAPTERS))}") from None
-    return cast(StoreAdapter, importlib.import_module(module))
+    """The entry points of the adapter called `name` (imported here, explicitly, on first use)."""
+    if name == "sqlite":
+        from cortex.store.sqlite import adapter as sqlite_adapter
+
+        return cast(StoreAdapter, sqlite_adapter)
+    raise ValueError(f"unknown store adapter {name!r}; known: {', '.join(ADAPTERS)}")
 
 
 def open_store(
