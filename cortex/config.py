@@ -1,11 +1,18 @@
-"""Settings, built once: defaults < ~/.claude/memory/config.toml < .memory/config.toml < CORTEX_* env."""
+"""Settings, built once: defaults < ~/.claude/memory/config.toml < .memory/config.toml < CORTEX_* env.
+
+A config file holds only settings, with values cortex can use: an unknown key (a typo such as
+`embeder`) or a value outside a setting's range or choices is refused when the settings load,
+naming the file, the line and the key, with the nearest valid name, never silently ignored.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, fields
 from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
@@ -14,6 +21,9 @@ from cortex.errors import ConfigError
 from cortex.paths import Paths
 
 CONFIG_FILE = "config.toml"
+TABLE = "cortex"  # settings sit at the top level of a file or in a [cortex] table
+ENV_PREFIX = "CORTEX_"
+DEFAULT_SOURCE = "default"
 
 
 class EmbedderName(StrEnum):
@@ -50,9 +60,9 @@ class Settings:
     recall_abstain_floor: float = 0.0  # 0 = calibrated default in core.recall
     recall_mmr_lambda: float = 1.0  # 1 = no MMR (measured best); below 1 trades relevance for diversity
     recall_candidates: int = 50
+    recall_intent_weights: bool = False  # fusion weights by question kind (measured: no gain)
     # embeddings
-    # An unknown name stays text: recall then runs keyword-only and says why, as a missing model does.
-    embedder: EmbedderName | str = EmbedderName.LOCAL
+    embedder: EmbedderName = EmbedderName.LOCAL
     model_path: str = ""  # a directory with all-MiniLM-L6-v2 files; empty = package, then hub
     voyage_model: str = "voyage-3.5-lite"
     # reranker
@@ -73,7 +83,6 @@ class Settings:
     consolidate_active_over: int = 80
     # logging
     log_level: str = "INFO"
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def rank_weights(self) -> tuple[float, float, float, float]:
         """Briefing rank weights normalised to sum 1."""
@@ -88,7 +97,8 @@ class Settings:
         return (w[0], w[1], w[2], w[3])
 
 
-_FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
+SETTING_NAMES = tuple(f.name for f in fields(Settings))
+_DEFAULTS = Settings()
 # Values outside these would fail later, far from the line in the config that caused them.
 MINIMUM: dict[str, float] = {
     "briefing_budget_tokens": 1,
@@ -105,14 +115,24 @@ MINIMUM: dict[str, float] = {
     "consolidate_every": 1,
     "consolidate_active_over": 1,
 }
+MAXIMUM: dict[str, float] = {"recall_mmr_lambda": 1.0}
 CHOICES: dict[str, tuple[str, ...]] = {
-    "reranker": tuple(RerankerName),
+    "embedder": tuple(e.value for e in EmbedderName),
+    "reranker": tuple(e.value for e in RerankerName),
     "log_level": ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
 }
 
 
+def _did_you_mean(word: str, options: Iterable[str]) -> str | None:
+    """The option closest to a misspelt `word`, if one is close enough."""
+    import difflib  # only on an error: the prompt hook loads settings too
+
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def _coerce(name: str, value: Any, source: str) -> Any:
-    default = getattr(Settings(), name)
+    default = getattr(_DEFAULTS, name)
     try:
         if isinstance(default, bool):
             if isinstance(value, bool):
@@ -132,66 +152,140 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             return _checked(name, int(number), source)
         if isinstance(default, float):
             return _checked(name, float(value), source)
+        if isinstance(value, dict | list):  # a TOML table or array where text belongs
+            raise ValueError(value)
         text = _checked(name, str(value).strip(), source)
-        return _named(type(default), text) if isinstance(default, Enum) else text
+        return type(default)(text) if isinstance(default, Enum) else text
     except (TypeError, ValueError, OverflowError):
+        kind = "str" if isinstance(default, Enum) else type(default).__name__
         raise ConfigError(
-            f"{source}: {name} = {value!r} is not a valid {type(default).__name__}",
+            f"{source}: {name} = {value!r} is not a valid {kind}",
             f"fix or remove `{name}` in {source}",
         ) from None
 
 
 def _checked(name: str, value: Any, source: str) -> Any:
     """Refuse values of the right type that cortex still cannot use."""
-    low = MINIMUM.get(name)
+    low, high = MINIMUM.get(name), MAXIMUM.get(name)
     if low is not None and value < low:
         raise ConfigError(
             f"{source}: {name} = {value!r} is below its minimum {low}", f"set `{name}` to {low} or more"
+        )
+    if high is not None and value > high:
+        raise ConfigError(
+            f"{source}: {name} = {value!r} is above its maximum {high}", f"set `{name}` to {high} or less"
         )
     allowed = CHOICES.get(name)
     if allowed is not None:
         value = value.upper() if name == "log_level" else value.lower()
         if value not in allowed:
+            near = _did_you_mean(value, allowed)
             raise ConfigError(
-                f"{source}: {name} = {value!r} is not one of {', '.join(allowed)}",
+                f"{source}: {name} = {value!r} is not one of {', '.join(allowed)}"
+                + (f"; did you mean {near!r}?" if near else ""),
                 f"set `{name}` to one of {', '.join(allowed)}",
             )
     return value
 
 
-def _named(kind: type[Enum], text: str) -> Any:
-    """The member of `kind` spelled `text`; text cortex does not know is kept for the error note."""
-    try:
-        return kind(text)
-    except ValueError:
-        return text
+# -- config files ------------------------------------------------------------------------------
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\[\]]*?)\s*\]\]?\s*(?:#.*)?$")
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def line_of(text: str, key: str, table: str | None) -> int | None:
+    """The line (from 1) where `key` is set under `table` (None: the top level) in TOML text.
+
+    tomllib reports no positions, so the text is scanned: table headers, then `key =`, bare or
+    quoted; a dotted key (`cortex.recall_limit = 3`) is found by its last part anywhere."""
+    name = re.escape(key)
+    own = re.compile(rf"""^\s*(?:{name}|"{name}"|'{name}')\s*=""")
+    dotted = re.compile(rf"""^\s*[\w"'.\- ]*\.\s*(?:{name}|"{name}"|'{name}')\s*=""")
+    current: str | None = None
+    fallback = None
+    for number, line in enumerate(text.splitlines(), 1):
+        header = _HEADER.match(line)
+        if header:
+            current = header.group(1).strip().strip("\"'") or None
+            if table is None and current == key:  # a table where a setting belongs: `[embedder]`
+                return number
+        elif own.match(line) and current == table:
+            return number
+        elif fallback is None and (own.match(line) or dotted.match(line)):
+            fallback = number
+    return fallback
+
+
+def _read_file(path: Path) -> tuple[dict[str, Any], str] | None:
+    """The parsed file and its text; None when there is no such file."""
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        return {}
-    except (tomllib.TOMLDecodeError, OSError) as exc:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"cannot read {path}: {exc}", f"make {path} a readable UTF-8 file, or remove it"
+        ) from exc
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"cannot read {path}: {exc}", f"fix the TOML syntax in {path}") from exc
-    section = data.get("cortex", data)
-    return section if isinstance(section, dict) else {}
+
+
+def _file_settings(path: Path) -> Iterator[tuple[str, Any, str]]:
+    """(setting, value, `path:line`) of every key in one config file; any other key is an error."""
+    found = _read_file(path)
+    if found is None:
+        return
+    data, text = found
+    table = data.get(TABLE)
+    entries: list[tuple[str, Any, str | None]] = []
+    if isinstance(table, dict):
+        entries += [(k, v, None) for k, v in data.items() if k != TABLE]
+        entries += [(k, v, TABLE) for k, v in table.items()]
+    else:
+        entries += [(k, v, None) for k, v in data.items()]
+    for key, value, under in entries:
+        line = line_of(text, key, under)
+        where = f"{path}:{line}" if line else str(path)
+        if key not in SETTING_NAMES:
+            near = _did_you_mean(key.lower(), SETTING_NAMES)
+            fix = f"rename it to `{near}`" if near else "remove it"
+            raise ConfigError(
+                f"{where}: unknown setting `{key}`" + (f"; did you mean `{near}`?" if near else ""),
+                fix + ' (README "Configuration" lists every setting)',
+            )
+        if isinstance(table, dict) and under is None:
+            raise ConfigError(
+                f"{where}: `{key}` is outside the [{TABLE}] table, so it would not apply",
+                f"move it under [{TABLE}] in {path}",
+            )
+        yield key, value, where
+
+
+def config_files(paths: Paths) -> tuple[Path, Path]:
+    """The global, then the project config file (the later one wins)."""
+    return (paths.home / CONFIG_FILE, paths.store_dir / CONFIG_FILE)
+
+
+def load_settings_with_sources(
+    paths: Paths, env: dict[str, str] | None = None
+) -> tuple[Settings, dict[str, str]]:
+    """The settings and, for each, where its value came from: `default`, `FILE:LINE` or a variable."""
+    env = dict(os.environ) if env is None else env
+    values: dict[str, Any] = {}
+    sources = dict.fromkeys(SETTING_NAMES, DEFAULT_SOURCE)
+    for path in config_files(paths):
+        for key, value, where in _file_settings(path):
+            values[key] = _coerce(key, value, where)
+            sources[key] = where
+    for name in SETTING_NAMES:
+        var = ENV_PREFIX + name.upper()
+        if var in env:
+            values[name] = _coerce(name, env[var], var)
+            sources[name] = var
+    return dataclasses.replace(_DEFAULTS, **values), sources
 
 
 def load_settings(paths: Paths, env: dict[str, str] | None = None) -> Settings:
     """Merge defaults, the global and project config files, and CORTEX_* variables."""
-    env = dict(os.environ) if env is None else env
-    values: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for path in (paths.home / CONFIG_FILE, paths.store_dir / CONFIG_FILE):
-        for key, value in _read_toml(path).items():
-            if key in _FIELDS:
-                values[key] = _coerce(key, value, str(path))
-            else:
-                extra[key] = value
-    for name in _FIELDS:
-        var = "CORTEX_" + name.upper()
-        if var in env:
-            values[name] = _coerce(name, env[var], var)
-    return dataclasses.replace(Settings(), **values, extra=extra)
+    return load_settings_with_sources(paths, env)[0]

@@ -45,6 +45,11 @@ class Paths(NamedTuple):
         return self.root.name or "root"
 
     @property
+    def in_git_repo(self) -> bool:
+        """Whether the project is a git work tree (else it is just the folder cortex ran in)."""
+        return (self.root / ".git").exists()
+
+    @property
     def store_dir(self) -> Path:
         """`.memory/` in the project root."""
         return self.root / STORE_DIR

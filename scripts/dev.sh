@@ -10,26 +10,59 @@ cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 VENV="${CORTEX_VENV:-.venv}"
 
+# The extras an extra stands for: a venv set up with more is reused when less is asked for.
+expand_extras() {
+    local e out=""
+    for e in ${1//,/ }; do
+        case "$e" in
+            all) out="$out all local query rerank hosted dev" ;;
+            local) out="$out local query" ;;
+            *) out="$out $e" ;;
+        esac
+    done
+    echo "$out"
+}
+
+# covers HAVE WANT: every extra WANT stands for is among those HAVE stands for.
+covers() {
+    local e have
+    have=" $(expand_extras "$1") "
+    for e in $(expand_extras "$2"); do
+        case "$have" in *" $e "*) ;; *) return 1 ;; esac
+    done
+}
+
 setup() {
-    local extras="$1"
-    local want
-    want="$(cat pyproject.toml | "$PYTHON" -c 'import hashlib,sys;print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')-$extras"
-    if [ -f "$VENV/.cortex-setup" ] && [ "$(cat "$VENV/.cortex-setup")" = "$want" ]; then
-        return 0
+    local extras="$1" marker="$VENV/.cortex-setup" digest have="" recorded
+    digest="$("$PYTHON" -c 'import hashlib,sys;print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])' < pyproject.toml)"
+    # The marker reads DIGEST-EXTRAS: what is installed, for this pyproject.toml.
+    if [ -f "$marker" ] && [ -x "$VENV/bin/python" ]; then
+        recorded="$(cat "$marker")"
+        if [ "${recorded%%-*}" = "$digest" ]; then
+            have="${recorded#*-}"
+            if covers "$have" "$extras"; then
+                return 0
+            fi
+        fi
     fi
     "$PYTHON" - <<'PY'
 import sys
 if sys.version_info < (3, 11):
     sys.exit(f"cortex needs Python >= 3.11; {sys.executable} is {sys.version.split()[0]} (set PYTHON=...)")
 PY
-    echo "setting up $VENV with cortex[$extras] (one time; later runs reuse it)" >&2
-    "$PYTHON" -m venv "$VENV"
+    if [ -x "$VENV/bin/python" ]; then
+        echo "adding cortex[$extras] to $VENV" >&2
+    else
+        echo "setting up $VENV with cortex[$extras] (one time; later runs reuse it)" >&2
+        "$PYTHON" -m venv "$VENV"
+    fi
     # torch first and pinned: a bare requirement would pull a multi-GB CUDA build.
-    case ",$extras," in
-        *,local,*|*,all,*) "$VENV/bin/pip" install --quiet --disable-pip-version-check "torch==2.13.0" ;;
-    esac
+    if covers "$extras" local && ! covers "$have" local; then
+        "$VENV/bin/pip" install --quiet --disable-pip-version-check "torch==2.13.0"
+    fi
+    # pip installs only what is missing; what is there already stays.
     "$VENV/bin/pip" install --quiet --disable-pip-version-check -e ".[$extras]"
-    echo "$want" > "$VENV/.cortex-setup"
+    echo "$digest-${have:+$have,}$extras" > "$marker"
 }
 
 cmd="${1:-help}"

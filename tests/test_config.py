@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import io
+import json
+import os
 from pathlib import Path
 
 import pytest
 
-from cortex.config import CHOICES, Settings, load_settings
+from cortex.config import (
+    CHOICES,
+    SETTING_NAMES,
+    EmbedderName,
+    Settings,
+    line_of,
+    load_settings,
+    load_settings_with_sources,
+)
 from cortex.errors import ConfigError
 from cortex.paths import Paths, cortex_home, find_project_root, resolve_paths
 
@@ -39,10 +50,86 @@ def test_project_file_beats_global_file_and_env_beats_both(project: Path, cortex
     assert settings.embedder == "none"  # global file over default
 
 
-def test_unknown_keys_are_kept_as_extra(project: Path, cortex_home: Path) -> None:
-    write_config(cortex_home, "recall_limit = 4\nsome_plugin_option = 'x'\n")
-    settings = load_settings(paths_for(project, cortex_home), env={})
-    assert settings.extra == {"some_plugin_option": "x"}
+def test_an_unknown_key_is_refused_with_its_file_line_and_the_nearest_setting(
+    project: Path, cortex_home: Path
+) -> None:
+    path = write_config(cortex_home, "recall_limit = 4\n\nembeder = 'none'\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(paths_for(project, cortex_home), env={})
+    assert f"{path}:3: unknown setting `embeder`; did you mean `embedder`?" in err.value.message
+    assert "`embedder`" in err.value.fix
+
+
+def test_an_unknown_key_in_the_cortex_table_of_the_project_file_names_its_line(
+    project: Path, cortex_home: Path
+) -> None:
+    paths = paths_for(project, cortex_home)
+    text = "# recall_limt = 1\n[cortex]\nrecall_limit = 5\n\nrecall_limt = 2\n"
+    path = write_config(paths.store_dir, text)
+    with pytest.raises(ConfigError) as err:
+        load_settings(paths, env={})
+    assert f"{path}:5: unknown setting `recall_limt`; did you mean `recall_limit`?" in err.value.message
+
+
+def test_a_key_far_from_any_setting_is_refused_without_a_guess(project: Path, cortex_home: Path) -> None:
+    path = write_config(cortex_home, "some_plugin_option = 'x'\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(paths_for(project, cortex_home), env={})
+    assert f"{path}:1: unknown setting `some_plugin_option`" in err.value.message
+    assert "did you mean" not in err.value.message and "remove it" in err.value.fix
+
+
+def test_a_setting_outside_the_cortex_table_is_refused(project: Path, cortex_home: Path) -> None:
+    path = write_config(cortex_home, "recall_limit = 3\n\n[cortex]\nembedder = 'none'\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(paths_for(project, cortex_home), env={})
+    assert f"{path}:1: `recall_limit` is outside the [cortex] table" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("embedder = 'nonee'", "embedder = 'nonee' is not one of local, voyage, none; did you mean 'none'?"),
+        ("reranker = 'flashrnk'", "is not one of auto, flashrank, none; did you mean 'flashrank'?"),
+        ("log_level = 'verbose'", "log_level = 'VERBOSE' is not one of DEBUG, INFO"),
+        ("recall_mmr_lambda = 1.5", "is above its maximum 1.0"),
+        ("recall_intent_weights = 'sometimes'", "not a valid bool"),
+        ("embedder = ['local']", "not a valid str"),
+    ],
+)
+def test_every_enumerated_or_bounded_value_is_checked_naming_file_and_line(
+    project: Path, cortex_home: Path, line: str, says: str
+) -> None:
+    path = write_config(cortex_home, f"[cortex]\n{line}\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(paths_for(project, cortex_home), env={})
+    assert err.value.message.startswith(f"{path}:2: ") and says in err.value.message
+    assert err.value.fix
+
+
+def test_each_value_says_where_it_came_from(project: Path, cortex_home: Path) -> None:
+    paths = paths_for(project, cortex_home)
+    home_file = write_config(cortex_home, "recall_limit = 3\nembedder = 'None'\n")
+    project_file = write_config(paths.store_dir, "[cortex]\n\nrecall_limit = 5\n")
+    env = {"CORTEX_LOG_LEVEL": "debug", "CORTEX_RECALL_INTENT_WEIGHTS": "on"}
+    settings, sources = load_settings_with_sources(paths, env)
+    assert settings.recall_limit == 5 and sources["recall_limit"] == f"{project_file}:3"
+    assert settings.embedder is EmbedderName.NONE and sources["embedder"] == f"{home_file}:2"
+    assert settings.log_level == "DEBUG" and sources["log_level"] == "CORTEX_LOG_LEVEL"
+    assert settings.recall_intent_weights is True
+    assert sources["briefing_budget_tokens"] == "default" and set(sources) == set(SETTING_NAMES)
+
+
+def test_variables_that_are_not_settings_are_left_alone(project: Path, cortex_home: Path) -> None:
+    env = {"CORTEX_HOME": str(cortex_home), "CORTEX_PYTHON": "/usr/bin/python3", "CORTEX_DEBUG": "1"}
+    assert load_settings(paths_for(project, cortex_home), env=env) == Settings()
+
+
+def test_line_of_finds_keys_under_their_table() -> None:
+    text = '[a]\nx = 1\n[cortex] # mine\n"x" = 2\n[b.c]\ncortex.y = 3\n[embedder]\n'
+    assert line_of(text, "x", "cortex") == 4 and line_of(text, "x", "a") == 2
+    assert line_of(text, "y", "cortex") == 6  # a dotted key: found by its last part
+    assert line_of(text, "embedder", None) == 7 and line_of(text, "zzz", None) is None
 
 
 @pytest.mark.parametrize(
@@ -154,3 +241,20 @@ def test_store_locations_follow_the_spec(project: Path, cortex_home: Path) -> No
     assert paths.project_db == project.resolve() / ".memory" / "cortex.db"
     assert paths.global_db == cortex_home / "cortex-global.db"
     assert paths.rules_file == project.resolve() / ".claude" / "rules" / "cortex-memory.md"
+
+
+@pytest.mark.parametrize("event", ["UserPromptSubmit", "SessionStart"])
+def test_a_bad_config_never_breaks_a_hook(project: Path, cortex_home: Path, event: str) -> None:
+    from cortex.plugin import hooks
+
+    write_config(project / ".memory", "user_prompt_submit = true\nembeder = 'none'\n")
+    payload = {"session_id": "s1", "cwd": str(project), "prompt": "how do we lock", "source": "startup"}
+    out = io.StringIO()
+    env = {"CORTEX_HOME": str(cortex_home), "PATH": os.environ.get("PATH", "")}
+    stdin = io.BytesIO(json.dumps(payload).encode())
+    assert hooks.main(event, stdin=stdin, stdout=out, env=env) == 0
+    text = out.getvalue()
+    assert not text or isinstance(json.loads(text), dict)  # nothing, or the hook's one JSON answer
+    if event == "UserPromptSubmit":  # the one hook that reads settings: it logs why it did nothing
+        assert text == ""
+        assert "unknown setting `embeder`" in (project / ".memory" / "cortex.log").read_text()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from cortex.admin.backend_checks import backend_checks
 from cortex.admin.checks import Check, runtime_and_store_checks
+from cortex.admin.settings_check import settings_check
 from cortex.app import Cortex
 
 
 def doctor(cx: Cortex) -> list[Check]:
-    """Runtime, vector search, models and stores, then the optional backends."""
-    return runtime_and_store_checks(cx) + backend_checks(cx)
+    """Runtime, vector search, models and stores, then the optional backends and the settings."""
+    return [*runtime_and_store_checks(cx), *backend_checks(cx), settings_check(cx)]

@@ -11,6 +11,9 @@ from cortex.recall.traverse import refresh_centrality
 from cortex.store.port import StoreAdmin
 
 Progress = Callable[[int, int], None]
+# A store registers the extra windows of long memories as an index of its own, under the
+# embedder's key with this suffix; its rows are windows, not memories (see `_rebuild_vectors`).
+WINDOW_INDEX_SUFFIX = "#chunks"
 
 
 @dataclass(slots=True)
@@ -33,8 +36,14 @@ class RebuildReport:
 
 
 def _rebuild_vectors(cx: Cortex, store: StoreAdmin, report: RebuildReport) -> None:
-    """Recreate each vector index holding only live, non-code memories, keeping their vectors."""
+    """Recreate each vector index holding only live, non-code memories, keeping their vectors.
+
+    Window indexes are left as they are: rebuilt per memory row they would lose every window
+    vector and count each memory as having no vector, a false "run `cortex backfill`" that
+    backfill (which fills memories' own vectors) could never clear."""
     for index in store.vector_indexes():
+        if index.embedder_key.endswith(WINDOW_INDEX_SUFFIX):
+            continue
         done = store.rebuild_vector_index(index, cx.now())
         if done.problem is not None:  # a damaged index: its memories wait for backfill
             report.notes.append(f"{index.name} was unreadable; its memories need `cortex backfill`")

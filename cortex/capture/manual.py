@@ -29,6 +29,7 @@ from cortex.core.redact.secrets import redact
 from cortex.core.text import normalize_text
 from cortex.core.write.apply import DEFAULT_PRIORITY, WriteEffect, WriteOutcome, upgraded
 from cortex.errors import InputError
+from cortex.shell.git import read_head_ref
 from cortex.store.port import StoreAdmin
 
 MAX_CONTENT_CHARS = 20_000  # a memory is a note, not a file; code goes through index-code
@@ -103,7 +104,9 @@ def remember(
         tags=tags,
         pinned=pin,
     )
-    outcome = write_candidate(cx, cand, source or Source(), scope=scope, embedder=fast_embedder(cx))
+    if source is None:
+        source = where_in_git(cx) if scope == Scope.PROJECT else Source()
+    outcome = write_candidate(cx, cand, source, scope=scope, embedder=fast_embedder(cx))
     note = ""
     if outcome.action is not WriteEffect.STORED and (pin or priority):
         outcome = _upgrade(cx, outcome, pin, priority)
@@ -121,6 +124,13 @@ def remember(
             )
         )
     return replace(outcome, note=note)
+
+
+def where_in_git(cx: Cortex) -> Source:
+    """The project's branch and HEAD commit, read from `.git` without starting git (none outside
+    a repository). Only project memories get them: a global memory holds on every branch."""
+    head = read_head_ref(cx.paths.root)
+    return Source(branch=head.branch, commit=head.sha)
 
 
 def _upgrade(cx: Cortex, outcome: WriteOutcome, pin: bool, priority: int | None) -> WriteOutcome:
@@ -147,18 +157,14 @@ def supersede(cx: Cortex, new_ref: str, old_ref: str) -> tuple[Memory, Memory]:
         current = old_store.get(old.id)
         assert current is not None
         if current.status != Status.SUPERSEDED:
-            old_store.update_memory(
-                current,
-                replace(current, status=Status.SUPERSEDED, status_changed=now, updated=now),
-                cx.actor,
-                now,
-                "supersede",
-            )
+            changed = replace(current, status=Status.SUPERSEDED, status_changed=now, updated=now)
+            old_store.update_memory(current, changed, cx.actor, now, "supersede")
+            current = changed
     with new_store.transaction():
         new_store.upsert_edge(
             Edge(new.id, old.id, EdgeType.SUPERSEDES, 1.0, EdgeStatus.ACTIVE, now), cx.actor, now
         )
-    return new, old
+    return new, current
 
 
 def select_for_forget(cx: Cortex, target: str, limit: int) -> list[tuple[StoreAdmin, Memory]]:
@@ -183,7 +189,7 @@ def select_for_forget(cx: Cortex, target: str, limit: int) -> list[tuple[StoreAd
 
 
 def forget(cx: Cortex, chosen: Sequence[tuple[StoreAdmin, Memory]]) -> list[Memory]:
-    """Archive memories (kept, restorable); returns those archived."""
+    """Archive memories (kept, restorable); returns those archived, as they are now."""
     now = cx.now()
     done = []
     for store, m in chosen:
@@ -191,14 +197,9 @@ def forget(cx: Cortex, chosen: Sequence[tuple[StoreAdmin, Memory]]) -> list[Memo
             current = store.get(m.id)
             if current is None or current.status != Status.ACTIVE:
                 continue
-            store.update_memory(
-                current,
-                replace(current, status=Status.ARCHIVED, status_changed=now, updated=now),
-                cx.actor,
-                now,
-                "forget",
-            )
-            done.append(current)
+            archived = replace(current, status=Status.ARCHIVED, status_changed=now, updated=now)
+            store.update_memory(current, archived, cx.actor, now, "forget")
+            done.append(archived)
     return done
 
 

@@ -71,32 +71,57 @@ def status(ctx: click.Context, as_json: bool) -> None:
 def doctor(ctx: click.Context, as_json: bool, fetch_reranker: bool) -> None:
     """Check the installation and the stores; name each fix.
 
-    Reports the Python and SQLite driver, vector search, the embedding models, and the health
-    of both stores. Exits 1 when a check fails (a corrupt or foreign store, a missing
-    configured model); warnings (e.g. no ONNX export yet) exit 0.
+    Reports the Python and SQLite driver, vector search, the embedding models, the health
+    of both stores and the optional backends, then every setting with its value and where
+    that value comes from (default, FILE:LINE of a config file, or a CORTEX_* variable).
+    Exits 1 when a check fails (a corrupt or foreign store, a missing configured model);
+    warnings (e.g. no ONNX export yet) exit 0. With --json: a list of checks, the one named
+    `settings` also holding every setting as {name, value, source}.
     """
     from cortex.admin.doctor import doctor as run_checks
-    from cortex.core.output.documents import fields_to_dict
+    from cortex.admin.settings_check import setting_rows
+    from cortex.core.output.documents import doctor_to_list
 
     _prepare_doctor(ctx, fetch_reranker)
-    checks = run_checks(cortex_of(ctx))
+    cx = cortex_of(ctx)
+    checks = run_checks(cx)
+    rows = setting_rows(cx)
     if as_json:
-        echo_json([fields_to_dict(c) for c in checks])
+        echo_json(doctor_to_list(checks, rows))
     else:
         marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
         for c in checks:
             click.echo(f"[{marks[c.state]}] {c.name}: {c.detail}")
             if c.fix and c.state != "ok":
                 click.echo(f"       fix: {c.fix}")
+        _echo_settings(rows)
     if any(c.state == "fail" for c in checks):
         ctx.exit(1)
+
+
+def _echo_settings(rows: list[tuple[str, Any, str]]) -> None:
+    """Every setting as a config.toml line, with where its value comes from."""
+    lines = [(f"{name} = {_toml_value(value)}", source) for name, value, source in rows]
+    width = max(len(text) for text, _ in lines)
+    click.echo("\nsettings (as config.toml lines; where each value comes from):")
+    for text, source in lines:
+        click.echo(f"  {text:<{width}}  {source}")
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @click.command()
 @click.option("--no-export", is_flag=True, help="Do not export the ONNX query model.")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Embed at most N per store.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def backfill(ctx: click.Context, no_export: bool, limit: int | None) -> None:
+def backfill(ctx: click.Context, no_export: bool, limit: int | None, as_json: bool) -> None:
     """Embed memories that have no vector yet; export the ONNX model.
 
     Memories stored while no embedder was available are embedded in batches (a progress bar
@@ -108,6 +133,11 @@ def backfill(ctx: click.Context, no_export: bool, limit: int | None) -> None:
 
     with progress_bar("embedding") as update:
         result = admin.backfill(cortex_of(ctx), update, export=not no_export, limit=limit)
+    if as_json:
+        from cortex.core.output.documents import backfill_to_dict
+
+        echo_json(backfill_to_dict(result["embedded"], result["embedder"], result.get("onnx_export")))
+        return
     click.echo(f"Embedded {result['embedded']} memories with {result['embedder']}.")
     if result.get("onnx_export"):
         click.echo(f"ONNX query model: {result['onnx_export']}")

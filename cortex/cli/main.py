@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import click
 
 from cortex.cli import admin, briefing, lifecycle, memory, plugin, portability
-from cortex.cli.group import cli
+from cortex.cli.group import cli, exit_quietly
 
 # Every command of `cortex`, in help order. A new command is added here and nowhere else.
 COMMANDS: tuple[click.Command, ...] = (
@@ -39,6 +40,7 @@ def main() -> None:
     """Console-script entry point."""
     try:
         cli(prog_name="cortex")
-    except BrokenPipeError:  # `cortex recall x | head` must not print a traceback
-        sys.stderr.close()
+    except BrokenPipeError:  # `cortex recall x | head`: the group ends commands quietly; a last resort
+        with contextlib.suppress(click.exceptions.Exit):
+            exit_quietly()
         sys.exit(0)

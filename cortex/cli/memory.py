@@ -233,42 +233,53 @@ def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     show_default=True,
     help="For a query: archive at most this many matches.",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print what matched and what was archived as JSON.")
 @click.pass_context
-def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int) -> None:
+def forget(ctx: click.Context, target: tuple[str, ...], yes: bool, limit: int, as_json: bool) -> None:
     """Archive a memory by ID, or the best matches of a QUERY.
 
     TARGET is a memory id (or unique prefix) or a search query. The memories to archive are
     listed first and confirmed unless --yes is given. Archived memories leave the briefing
     and normal recall but are kept (and restored if a later recall brings them back); they
-    are pruned after 30 days untouched.
+    are pruned after 30 days untouched. With --json, stdout holds only the result (the list
+    and the question, when asked, go to stderr).
     """
     from cortex.capture import manual
+    from cortex.core.output.documents import forget_to_dict
 
     cx = cortex_of(ctx)
     chosen = manual.select_for_forget(cx, " ".join(target), limit)
     if not chosen:
+        if as_json:
+            echo_json(forget_to_dict([], []))
+            return
         click.echo("Nothing matched; nothing archived.")
         return
-    click.echo("Will archive:")
-    for _, m in chosen:
-        click.echo(f"  {m.id}  [{m.type.value}] {m.summary or m.content[:80]}")
+    if not (as_json and yes):
+        click.echo("Will archive:", err=as_json)
+        for _, m in chosen:
+            click.echo(f"  {m.id}  [{m.type.value}] {m.summary or m.content[:80]}", err=as_json)
     if not yes:
         if not sys.stdin.isatty():
             raise CortexError(
                 "confirmation needed but stdin is not a terminal; nothing archived",
                 "rerun with --yes to archive without asking",
             )
-        click.confirm("Archive these memories?", abort=True)
+        click.confirm("Archive these memories?", abort=True, err=as_json)
     done = manual.forget(cx, chosen)
     _refresh_delivered_briefing(cx)
+    if as_json:
+        echo_json(forget_to_dict([m for _, m in chosen], done))
+        return
     click.echo(f"Archived {len(done)} memor{'y' if len(done) == 1 else 'ies'}.")
 
 
 @click.command()
 @click.argument("new_id")
 @click.argument("old_id")
+@click.option("--json", "as_json", is_flag=True, help="Print both memories, as they are now, as JSON.")
 @click.pass_context
-def supersede(ctx: click.Context, new_id: str, old_id: str) -> None:
+def supersede(ctx: click.Context, new_id: str, old_id: str, as_json: bool) -> None:
     """Mark memory OLD_ID as superseded by NEW_ID.
 
     The old memory leaves the briefing and recall (`recall --include-superseded` still shows
@@ -279,4 +290,9 @@ def supersede(ctx: click.Context, new_id: str, old_id: str) -> None:
     cx = cortex_of(ctx)
     new, old = manual.supersede(cx, new_id, old_id)
     _refresh_delivered_briefing(cx)
+    if as_json:
+        from cortex.core.output.documents import supersede_to_dict
+
+        echo_json(supersede_to_dict(new, old))
+        return
     click.echo(f"{old.id} is now superseded by {new.id}.")

@@ -55,14 +55,20 @@ def index_code(ctx: click.Context, target: str, as_json: bool) -> None:
     show_default=True,
     help="Which store(s) to export.",
 )
+@click.option("--json", "as_json", is_flag=True,
+              help="With -o: print what was written (file, counts, digests) as JSON.")  # fmt: skip
 @click.pass_context
-def export(ctx: click.Context, output: Path | None, scope: str) -> None:
+def export(ctx: click.Context, output: Path | None, scope: str, as_json: bool) -> None:
     """Export memories, links and the journal as JSON lines.
 
     A lossless copy: `cortex import` of it into an empty store gives the same state digest.
+    Without -o the export itself goes to stdout (it is JSON already); with -o FILE a summary
+    is printed, as JSON with --json.
     """
     from cortex.admin import portability
 
+    if as_json and output is None:
+        raise click.UsageError("--json needs -o FILE: without it stdout carries the export itself")
     cx = cortex_of(ctx)
     if output is None:
         portability.export(cx, sys.stdout, scope=scope)
@@ -71,6 +77,11 @@ def export(ctx: click.Context, output: Path | None, scope: str) -> None:
     with tmp.open("w", encoding="utf-8") as fh:
         summary = portability.export(cx, fh, scope=scope)
     tmp.replace(output)
+    if as_json:
+        from cortex.core.output.documents import export_to_dict
+
+        echo_json(export_to_dict(str(output), scope, summary))
+        return
     for name, info in summary.items():
         click.echo(
             f"{name}: {info['memories']} memories, {info['edges']} edges, {info['journal']} journal records"

@@ -129,6 +129,7 @@ def default_params(cx: Cortex) -> RecallParams:
     floor = cx.settings.recall_abstain_floor
     mmr_lambda = cx.settings.recall_mmr_lambda
     return RecallParams(
+        use_intent=cx.settings.recall_intent_weights,
         use_mmr=mmr_lambda < 1.0,
         mmr_lambda=mmr_lambda,
         trim_weak_hits=True,

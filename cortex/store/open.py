@@ -6,6 +6,7 @@ one that is not installed costs nothing). Today there is one: SQLite.
 
 from __future__ import annotations
 
+import importlib
 from datetime import datetime
 from pathlib import Path
 from typing import cast
@@ -18,11 +19,12 @@ DEFAULT_ADAPTER = "sqlite"
 
 
 def adapter(name: str = DEFAULT_ADAPTER) -> StoreAdapter:
-    """The entry points of the adapter called `name` (imported here, explicitly, on first use)."""
-    if name == "sqlite":
-        from cortex.store.sqlite import adapter as sqlite_adapter
+    """The entry points of the adapter called `name`, imported on first use.
 
-        return cast(StoreAdapter, sqlite_adapter)
+    Imported by name: adapters depend on the port, so the port must not import them back.
+    """
+    if name == "sqlite":
+        return cast(StoreAdapter, importlib.import_module("cortex.store.sqlite.adapter"))
     raise ValueError(f"unknown store adapter {name!r}; known: {', '.join(ADAPTERS)}")
 
 

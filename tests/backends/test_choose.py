@@ -19,19 +19,22 @@ from cortex.backends.choose import (
 )
 from cortex.backends.port import Choice, Embedder
 from cortex.config import EmbedderName, RerankerName, Settings, load_settings
+from cortex.errors import ConfigError
 from cortex.paths import resolve_paths
 from tests.support.fakes import FakeEmbedder
 
 DAY = "2026-03-01"
 
 
-def test_config_names_become_enums_and_unknown_embedders_stay_text(project: Path) -> None:
+def test_config_names_become_enums_and_unknown_embedders_are_refused(project: Path) -> None:
     paths = resolve_paths(project)
     settings = load_settings(paths, env={"CORTEX_EMBEDDER": "voyage", "CORTEX_RERANKER": "FlashRank"})
     assert settings.embedder is EmbedderName.VOYAGE and settings.reranker is RerankerName.FLASHRANK
-    odd = load_settings(paths, env={"CORTEX_EMBEDDER": "bogus"})  # not an error: keyword-only, with why
-    assert odd.embedder == "bogus"
-    choice = choose_embedder(odd, paths, Purpose.QUERY)
+    with pytest.raises(ConfigError) as err:  # refused at load time, not a silent keyword-only recall
+        load_settings(paths, env={"CORTEX_EMBEDDER": "bogus"})
+    assert "CORTEX_EMBEDDER" in err.value.message and "local, voyage, none" in err.value.message
+    # Settings built in code are not checked: an unknown name still chooses nothing, and says why.
+    choice = choose_embedder(Settings(embedder="bogus"), paths, Purpose.QUERY)  # type: ignore[arg-type]
     assert choice.backend is None and "unknown backend 'bogus'" in choice.note
 
 

@@ -329,11 +329,13 @@ def test_after_a_batch_the_briefing_and_the_lifecycle_run(project: Path) -> None
     assert open_store(db(project), Scope.PROJECT).get_meta(META_EXTRACTIONS) == "1"
 
 
-def test_the_worker_command_line(project: Path) -> None:
+# `cortex.worker` is the name plugin copies of the previous release start the worker by.
+@pytest.mark.parametrize("module", ["cortex.plugin.worker", "cortex.worker"])
+def test_the_worker_command_line(project: Path, module: str) -> None:
     transcript = write_transcript(project.parent / "t.jsonl", decision_session())
     queue_stop(project, transcript)
     proc = subprocess.run(
-        [sys.executable, "-m", "cortex.plugin.worker", "--root", str(project), "--once"],
+        [sys.executable, "-m", module, "--root", str(project), "--once"],
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
         timeout=300,

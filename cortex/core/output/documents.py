@@ -35,6 +35,39 @@ def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
     }
 
 
+def supersede_to_dict(new: Memory, old: Memory) -> dict[str, Any]:
+    """A supersede: the new memory, and the old one as it is now (`cortex supersede --json`)."""
+    return {"new": memory_to_dict(new), "old": memory_to_dict(old)}
+
+
+def forget_to_dict(matched: Iterable[Memory], archived: Iterable[Memory]) -> dict[str, Any]:
+    """What `cortex forget --json` matched (ids) and archived (the memories as they are now)."""
+    return {"matched": [m.id for m in matched], "archived": [memory_to_dict(m) for m in archived]}
+
+
+def backfill_to_dict(embedded: int, embedder: str, onnx_export: str | None) -> dict[str, Any]:
+    """What `cortex backfill --json` embedded, with which embedder, and the ONNX export's path."""
+    return {"embedded": embedded, "embedder": embedder, "onnx_export": onnx_export}
+
+
+def export_to_dict(path: str, scope: str, stores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """What `cortex export -o FILE --json` wrote: the file and, per store, its counts and digest."""
+    keys = ("memories", "edges", "journal", "digest")
+    return {
+        "path": path,
+        "scope": scope,
+        "stores": {name: {k: info[k] for k in keys if k in info} for name, info in stores.items()},
+    }
+
+
+def doctor_to_list(checks: Iterable[Any], settings: Iterable[tuple[str, Any, str]]) -> list[dict[str, Any]]:
+    """`cortex doctor --json`: one object per check, in order; the `settings` check also lists
+    every setting as {name, value, source} (source: `default`, `FILE:LINE` or a variable)."""
+    rows = [{"name": name, "value": _plain(value), "source": source} for name, value, source in settings]
+    out = [fields_to_dict(c) for c in checks]
+    return [c | {"settings": rows} if c["name"] == "settings" else c for c in out]
+
+
 def recall_to_dict(r: RecallResult) -> dict[str, Any]:
     """A recall with its hits (`cortex recall --json`)."""
     return {
