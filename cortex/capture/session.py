@@ -26,6 +26,7 @@ from cortex.core.extract.transcript import Message, Role, parse_chunk
 from cortex.core.model import Candidate, Memory, Scope, Source
 from cortex.core.write.apply import WriteOutcome
 from cortex.errors import CortexError
+from cortex.shell.failpoints import failpoint
 from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
 from cortex.store.port import CursorRow, MemoryStore
 
@@ -151,8 +152,10 @@ def _commit_chunk(
     report.candidates += len(found)
     local = [s for s in found if writer.candidate_scope(s.candidate) == Scope.PROJECT]
     shared = [s for s in found if writer.candidate_scope(s.candidate) == Scope.GLOBAL]
+    failpoint("capture.after_extract")
     if shared:
         local += _write_global(cx, entry, result, shared, report)
+        failpoint("capture.after_global_commit")  # the project store's commit is still to come
     row = CursorRow(
         entry.session_id,
         entry.transcript_path,
@@ -164,6 +167,7 @@ def _commit_chunk(
     with store.transaction():
         outcomes = writer.write_batch(cx, store, [_item(s, git) for s in local])
         store.write_cursor(row, cx.now())
+    failpoint("capture.after_chunk_commit")  # the chunk's memories and its cursor, both or neither
     report.count(outcomes)
 
 

@@ -11,6 +11,7 @@ from cortex.app import Cortex
 from cortex.core.digest import StateDigest
 from cortex.core.model import Scope
 from cortex.errors import NotACortexStore, NotFound
+from cortex.shell.failpoints import failpoint
 from cortex.store import open as stores
 from cortex.store.port import Checkpoint, StoreAdmin
 
@@ -82,14 +83,18 @@ def _restore_one(cx: Cortex, cp: Checkpoint, moved: list[Path]) -> tuple[Checkpo
     store = _store_for(cx, cp, moved)
     now = cx.now()
     safety = store.write_checkpoint(reason="before-restore", run=cp.run, at=now)
+    failpoint("restore.after_safety_checkpoint")
     store.restore_checkpoint(cp)
+    failpoint("restore.after_swap")  # restored, not yet journaled nor marked: a rerun restores again
     store.migrate()  # a checkpoint from before an upgrade comes back up to date
     after = store.state_digest()
     with store.transaction():
         store.journal(
             cx.actor, "checkpoint-restore", None, {"checkpoint": cp.name, "digest": after.digest}, now
         )
+    failpoint("restore.after_journal")
     stores.mark_restored(cp, now)
+    failpoint("restore.after_mark")
     return safety, after
 
 
@@ -116,7 +121,9 @@ def rollback(cx: Cortex) -> RestoreReport:
             "no consolidation to roll back: none has merged anything yet",
             "list every checkpoint with `cortex restore --list`",
         )
-    if any(c.restored_at for c in chosen):
+    # A rollback killed between two stores resumes with the checkpoints not yet restored.
+    todo = [c for c in chosen if not c.restored_at]
+    if not todo:
         raise NotFound(
             f"the last consolidation ({chosen[0].name}) was already rolled back",
             "restore an older state explicitly with `cortex restore NAME` (see `--list`)",
@@ -124,8 +131,8 @@ def rollback(cx: Cortex) -> RestoreReport:
     digests: dict[str, str] = {}
     safety: list[Checkpoint] = []
     moved: list[Path] = []
-    for cp in chosen:
+    for cp in todo:
         taken, after = _restore_one(cx, cp, moved)
         digests[cp.name] = after.digest
         safety.append(taken)
-    return RestoreReport(tuple(chosen), digests, tuple(safety), tuple(moved))
+    return RestoreReport(tuple(todo), digests, tuple(safety), tuple(moved))

@@ -21,6 +21,7 @@ from cortex.core.write import similar
 from cortex.errors import CortexError
 from cortex.lifecycle.recovery import restore, rollback
 from cortex.recall.traverse import refresh_centrality
+from cortex.shell.failpoints import failpoint
 from cortex.store.packing import unit_rows
 from cortex.store.port import Checkpoint, StoreAdmin
 
@@ -225,11 +226,13 @@ def consolidate_store(
     taken = None
     if planned.destructive:
         taken = store.write_checkpoint(reason="consolidate", run=run or new_id(), at=cx.now())
+        failpoint("consolidate.after_checkpoint")
     applied: list[merging.Merge] = []
     skipped: list[merging.Merge] = []
     with store.transaction():
         for merge in planned.merges:
             (applied if _apply_merge(cx, store, merge) else skipped).append(merge)
+            failpoint("consolidate.after_merge")
         for e in planned.new_edges:
             store.upsert_edge(e, cx.actor, cx.now())
         # In the same transaction as the merges: a kill leaves both undone, and the next
@@ -238,6 +241,8 @@ def consolidate_store(
         store.set_meta(META_CONSOLIDATED_ACTIVE, str(store.count_active()))
         store.set_meta(META_CONSOLIDATED_SEQ, str(seq))
         refresh_centrality(store)
+        failpoint("consolidate.before_commit")
+    failpoint("consolidate.after_commit")
     if applied:
         log.info("consolidation (%s) merged %d clusters in %s", reason, len(applied), store.path)
     return StoreConsolidation(store.scope, planned, tuple(applied), tuple(skipped), taken, reason)
@@ -275,6 +280,7 @@ def after_extraction(cx: Cortex) -> AfterExtraction:
             tick_now = _tick_due(store, now)
             if tick_now:
                 store.set_meta(META_TICKED_AT, format_time(now) or "")
+        failpoint("lifecycle.after_count")  # counted (and the tick claimed), not yet ticked
         if tick_now:
             ticks.append(tick_store(cx, store))
         why = merging.plan_auto_consolidation(

@@ -25,6 +25,7 @@ from cortex.capture.queue import SessionWork, delete_files, list_files, read_wor
 from cortex.capture.session import SessionReport, capture_session, read_git_facts
 from cortex.core.model import Memory, Scope
 from cortex.paths import STORE_DIR, WORKER_LOCK, Paths, cortex_home, ensure_store_dir, find_project_root
+from cortex.shell.failpoints import failpoint
 from cortex.shell.files import LockBusy, file_lock
 
 log = logging.getLogger("cortex.plugin.worker")
@@ -117,7 +118,9 @@ def _batch(
             kept.update(item.files)
             report.failed += len(item.files)
             continue
+        failpoint("worker.before_queue_delete")  # committed, still queued: the rerun finds nothing new
         delete_files(item.files)
+        failpoint("worker.after_queue_delete")
         report.sessions.append(session)
         read_any = read_any or session.messages > 0 or session.from_payload
         for scope, memories in session.touched.items():
@@ -134,9 +137,12 @@ def _batch(
     if not read_any:
         return
     _embed(cx, touched, report)
+    failpoint("worker.before_lifecycle")
     _after_extraction(cx)
+    failpoint("worker.before_briefing")
     for cwd in cwds:
         _refresh_briefing(cx, cwd)
+    failpoint("worker.after_briefing")
 
 
 def _is_cortex_error(exc: BaseException) -> bool:

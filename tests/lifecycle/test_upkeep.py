@@ -29,6 +29,7 @@ from cortex.lifecycle import recovery
 from cortex.lifecycle import upkeep as lifecycle
 from cortex.paths import resolve_paths
 from cortex.recall.search import recall
+from cortex.shell import failpoints
 from cortex.store.packing import pack, unpack
 from cortex.store.sqlite import checkpoint
 from cortex.store.sqlite.store import Store
@@ -334,29 +335,20 @@ def test_checkpoints_keep_the_newest_and_ignore_partial_ones(
 # -- crash safety -------------------------------------------------------------------------------
 CHILD = textwrap.dedent(
     """
-    import sys, time
+    import sys
     from pathlib import Path
     from cortex.lifecycle import upkeep as lifecycle
     from cortex.config import Settings
     from cortex.app import Cortex
     from cortex.paths import resolve_paths
-    from cortex.store.sqlite.store import Store
 
-    original = Store.update_memory
-    calls = [0]
-
-    def update_then_hang(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        calls[0] += 1
-        if calls[0] == 2:  # inside the merge transaction, half of it written
-            print("mid-merge", flush=True)
-            time.sleep(120)
-
-    Store.update_memory = update_then_hang
     cx = Cortex(resolve_paths(Path(sys.argv[1])), Settings(embedder="none"))
     lifecycle.consolidate(cx)
     """
 )
+# Inside the merge transaction, the first of its two merges written: the failpoint kills the
+# child there, whatever the machine's load.
+MID_MERGE = "consolidate.after_merge:1"
 
 
 def test_sigkill_during_a_consolidation_leaves_the_store_whole_and_the_next_run_merges_once(
@@ -369,21 +361,19 @@ def test_sigkill_during_a_consolidation_leaves_the_store_whole_and_the_next_run_
     d = put(lcx, make_memory, "The briefing cap is 9,500 characters so hooks stay inline.", access_count=4)
     before = digest(lcx)
     lcx.close()
-    with subprocess.Popen(
+    child = subprocess.run(
         [sys.executable, "-c", CHILD, str(project)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-    ) as child:
-        try:
-            assert child.stdout is not None and child.stderr is not None
-            line = child.stdout.readline()
-            assert line.strip() == "mid-merge", child.stderr.read()
-            os.kill(child.pid, signal.SIGKILL)
-        finally:
-            child.wait(timeout=60)
-    assert child.returncode == -signal.SIGKILL
+        timeout=300,
+        check=False,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            failpoints.ENV: MID_MERGE,
+        },
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
     store = project_store(lcx)
     assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert digest(lcx) == before  # the half-done merge was rolled back

@@ -1,157 +1,145 @@
-"""kill -9 the worker at random points (seeded), rerun it, and compare with one clean run."""
+"""kill -9 the worker at every crash point, rerun it, and compare with one run never killed.
+
+Each scenario arms one failpoint (or several, one per run) and asserts the worker really died
+there (-SIGKILL): so every step boundary of a capture is crashed at deterministically, however
+loaded the machine. After each kill the store passes SQLite's integrity check with a gap-free
+journal and keeps everything committed before the kill; a rerun without failpoint then ends
+with the same memories, edges and cursors as the clean run, each memory inserted exactly once
+and the queue empty. A short seeded run of kills at random moments checks the same outcome and
+never where the kills landed.
+"""
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
-import signal
-import subprocess
-import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cortex.paths import STORE_DIR
-from tests.support.runtime import (
-    DEMO_TRANSCRIPT,
-    REPO,
-    decision_session,
-    inserts_by_hash,
-    queue_files,
-    queue_stop,
-    snapshot,
-    user_record,
-    write_transcript,
+from tests.support.crash import (
+    KILLED,
+    SESSION_COUNT,
+    assert_intact,
+    committed_hashes,
+    fresh_project,
+    git_project,
+    project_db,
+    run_child,
+    sessions,
+    start_child,
+    worker_args,
 )
-from tests.support.transcript_builders import FIXTURES
+from tests.support.runtime import inserts_by_hash, queue_files, snapshot
 
+N = SESSION_COUNT  # one chunk per session: per-session points are hit N times a run
+# A spec per run: `name` is its first hit, `name:K` its K-th; a tuple kills one run per spec.
+WORKER_POINTS: tuple[str | tuple[str, ...], ...] = (
+    "migrate.before_commit",  # the project store's schema, on first open
+    "migrate.after_commit",
+    "capture.after_extract",
+    f"capture.after_extract:{N}",
+    "capture.after_global_commit",  # the `mixed` session: global written, project not yet
+    "capture.after_chunk_commit",
+    f"capture.after_chunk_commit:{N}",
+    "worker.before_queue_delete",
+    f"worker.before_queue_delete:{N}",
+    "worker.after_queue_delete:2",
+    "worker.before_lifecycle",
+    "lifecycle.after_count",
+    "worker.before_briefing",
+    "worker.after_briefing",
+    "store.before_commit",
+    "store.before_commit:4",
+    "store.after_commit:3",
+    f"store.after_commit:{N + 3}",
+    # killed twice before the run that finishes
+    ("capture.after_chunk_commit:2", "capture.after_extract"),
+    ("worker.before_queue_delete:3", "store.before_commit:2", "worker.before_lifecycle"),
+)
+RANDOM_RUNS = 8
 SEED = 20261121
-KILLS = 40
-FIXTURE_SESSIONS = (
-    "spotter/short.jsonl",
-    "spotter/tool_heavy.jsonl",
-    "fasthooks/sample_main_transcript.jsonl",
-    "generated/cc-2.1.330-mock-api-session.jsonl",
-)
-QUIET = {
-    "CORTEX_EMBEDDER": "none",
-    "CORTEX_CONSOLIDATE_EVERY": "100000",  # merging depends on how often the tick ran
-    "CORTEX_CONSOLIDATE_ACTIVE_OVER": "100000",
-}
+
+pytestmark = pytest.mark.slow  # dozens of worker processes
 
 
-def sessions(folder: Path) -> list[tuple[str, Path]]:
-    """(session id, transcript) pairs: real fixtures, the demo session, and one with a global note."""
-    folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for rel in FIXTURE_SESSIONS:
-        src = FIXTURES / rel
-        if src.exists():
-            dst = folder / rel.replace("/", "_")
-            shutil.copy2(src, dst)
-            out.append((f"fixture-{dst.stem}", dst))
-    demo = folder / "demo.jsonl"
-    shutil.copy2(DEMO_TRANSCRIPT, demo)
-    out.append(("demo-session", demo))
-    remember = (
-        "<command-name>/cortex:remember</command-name>\n"
-        "<command-args>--global --type preference Keep commit subjects under 60 characters</command-args>"
-    )
-    mixed = write_transcript(
-        folder / "mixed.jsonl",
-        [user_record(remember, uuid="g1", sessionId="mixed"), *decision_session("mixed")],
-    )
-    out.append(("mixed", mixed))
-    return out
+@dataclass(frozen=True)
+class Clean:
+    """The template project, the sessions every run queues, and what one unkilled run stores."""
+
+    template: Path
+    transcripts: list[tuple[str, Path]]
+    expected: dict[str, Any]
+    seconds: float
 
 
-def fresh_project(base: Path, template: Path, transcripts: list[tuple[str, Path]]) -> tuple[Path, Path]:
-    """A copy of the template repository with every session queued, and its own CORTEX_HOME."""
-    project = base / "project"
-    shutil.copytree(template, project, symlinks=True)
-    home = base / "home"
-    home.mkdir()
-    for session, transcript in transcripts:
-        queue_stop(project, transcript, session)
-    return project, home
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clean]:
+    base = tmp_path_factory.mktemp("worker-kill")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CORTEX_HOME", str(base / "hook-home"))  # the in-process Stop hooks' home
+        template = git_project(base / "template")
+        transcripts = sessions(base / "transcripts")
+        project, home = fresh_project(base / "clean", template, transcripts)
+        started = time.monotonic()
+        assert run_child(worker_args(project), home) == 0
+        seconds = time.monotonic() - started  # bounds the random kills' delays, never asserted
+        assert queue_files(project) == []
+        expected = snapshot(project, home)
+    yield Clean(template, transcripts, expected, seconds)
+    shutil.rmtree(base, ignore_errors=True)
 
 
-def start_worker(project: Path, home: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, **QUIET, "CORTEX_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "cortex.plugin.worker", "--root", str(project)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def test_the_clean_run_stores_project_and_global_memories(clean: Clean) -> None:
+    assert clean.expected["project"] and len(clean.expected["project"]["memories"]) >= 8
+    assert clean.expected["global"] and len(clean.expected["global"]["memories"]) == 1
 
 
-def wait_for_sessions(project: Path, count: int, proc: subprocess.Popen[bytes]) -> None:
-    """Until the worker has logged `count` captured sessions (it logs each after its commit)."""
-    log = project / STORE_DIR / "cortex.log"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        text = log.read_text(encoding="utf-8") if log.exists() else ""
-        if text.count("cortex.plugin.worker INFO session ") >= count:
-            return
-        time.sleep(0.002)
+def assert_same_as_clean(project: Path, home: Path, clean: Clean, committed: set[str], what: str) -> None:
+    assert queue_files(project) == [], what
+    assert snapshot(project, home) == clean.expected, f"{what}: differs from the clean run"
+    db = project_db(project)
+    assert set(inserts_by_hash(db).values()) == {1}, f"{what}: a memory was inserted twice"
+    assert_intact(db)
+    assert committed <= committed_hashes(db), f"{what}: lost a memory committed before a kill"
 
 
-def finish(project: Path, home: Path) -> None:
-    proc = start_worker(project, home)
-    assert proc.wait(timeout=600) == 0
-    assert queue_files(project) == []
-
-
-@pytest.mark.slow
-def test_kill_9_at_random_points_then_rerun_extracts_every_line_exactly_once(
-    tmp_path: Path, project: Path
+@pytest.mark.parametrize("specs", WORKER_POINTS, ids=lambda s: "+".join(s) if isinstance(s, tuple) else s)
+def test_kill_9_at_a_crash_point_then_rerun_extracts_every_line_exactly_once(
+    clean: Clean, tmp_path: Path, specs: str | tuple[str, ...]
 ) -> None:
-    transcripts = sessions(tmp_path / "transcripts")
-    assert len(transcripts) >= 2  # the real fixtures join these two when ../shared is present
-    clean_project, clean_home = fresh_project(tmp_path / "clean", project, transcripts)
-    started = time.monotonic()
-    finish(clean_project, clean_home)
-    clean_s = time.monotonic() - started
-    expected = snapshot(clean_project, clean_home)
-    assert expected["project"] and len(expected["project"]["memories"]) >= 8
-    assert expected["global"] and len(expected["global"]["memories"]) == 1
+    project, home = fresh_project(tmp_path, clean.template, clean.transcripts)
+    db = project_db(project)
+    committed: set[str] = set()
+    for spec in (specs,) if isinstance(specs, str) else specs:
+        assert run_child(worker_args(project), home, spec) == KILLED, f"{spec} was never reached"
+        assert_intact(db)
+        after = committed_hashes(db)
+        assert committed <= after, f"{spec}: lost a memory committed before the kill"
+        committed = after
+    assert run_child(worker_args(project), home) == 0
+    assert_same_as_clean(project, home, clean, committed, str(specs))
 
-    idle = tmp_path / "idle"
-    shutil.copytree(project, idle, symlinks=True)
-    started = time.monotonic()
-    finish(idle, clean_home)  # nothing queued: what starting up and exiting costs
-    startup_s = time.monotonic() - started
 
+def test_kill_9_at_random_moments_then_rerun_extracts_every_line_exactly_once(
+    clean: Clean, tmp_path: Path
+) -> None:
+    """Kills land anywhere (start-up, inside SQLite, between steps); only the outcome counts."""
     rng = random.Random(SEED)
-    killed_mid_run = partial = 0
-    for run in range(KILLS):
+    for run in range(RANDOM_RUNS):
         base = tmp_path / f"run{run}"
-        run_project, run_home = fresh_project(base, project, transcripts)
-        for attempt in range(1 + (run % 3 == 0)):  # every third run is killed twice
-            proc = start_worker(run_project, run_home)
-            if run % 2 == 0 and attempt == 0:
-                # Right after the k-th session committed: inside the next session's work.
-                after = rng.randrange(1, len(transcripts))
-                wait_for_sessions(run_project, after, proc)
-                time.sleep(rng.uniform(0.0, 0.05))
-            else:  # anywhere: start-up, extraction, a transaction, the briefing ...
-                time.sleep(rng.uniform(startup_s * 0.5, max(clean_s * 1.05, startup_s)))
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGKILL)
-                killed_mid_run += 1
-            proc.wait(timeout=60)
-        if 0 < len(queue_files(run_project)) < len(transcripts):
-            partial += 1  # killed between commits: some sessions stored, the rest still queued
-        finish(run_project, run_home)
-        got = snapshot(run_project, run_home)
-        assert got == expected, f"run {run} (seed {SEED}) differs from the clean run"
-        counts = inserts_by_hash(run_project / STORE_DIR / "cortex.db")
-        assert set(counts.values()) == {1}, f"run {run}: a memory was inserted twice"
+        project, home = fresh_project(base, clean.template, clean.transcripts)
+        proc = start_child(worker_args(project), home)
+        time.sleep(rng.uniform(0.0, clean.seconds * 1.05))
+        proc.kill()  # SIGKILL, or nothing when it already finished
+        proc.wait(timeout=600)
+        db = project_db(project)
+        assert_intact(db)
+        committed = committed_hashes(db)
+        assert run_child(worker_args(project), home) == 0
+        assert_same_as_clean(project, home, clean, committed, f"run {run} (seed {SEED})")
         shutil.rmtree(base)
-    assert killed_mid_run >= KILLS // 2  # most kills really hit a running worker
-    assert partial >= KILLS // 5, f"only {partial} runs were killed between two commits"
-    print(f"{killed_mid_run} kills of a running worker, {partial} between two commits")

@@ -114,13 +114,15 @@ class Recorder:
         self.fh.flush()  # an acknowledged write must be on record even if the actor dies
 
 
-def _cli_loop(project: Path, rec: Recorder, deadline: float, make_args: Any, pause_s: float) -> None:
+def _cli_loop(
+    project: Path, rec: Recorder, deadline: float, make_args: Any, pause_s: float, min_ops: int
+) -> None:
     from click.testing import CliRunner
 
     from cortex.cli.main import cli
 
     n = 0
-    while time.monotonic() < deadline or n == 0:
+    while time.monotonic() < deadline or n < min_ops:  # a count floor: load never shrinks the run
         args = make_args(n)
         result = CliRunner().invoke(cli, ["-C", str(project), *args])
         ok = result.exit_code == 0 and result.exception is None
@@ -135,13 +137,15 @@ def _cli_loop(project: Path, rec: Recorder, deadline: float, make_args: Any, pau
         time.sleep(pause_s)
 
 
-def _session_loop(project: Path, rec: Recorder, deadline: float, session: str, rng: random.Random) -> None:
+def _session_loop(
+    project: Path, rec: Recorder, deadline: float, session: str, rng: random.Random, min_ops: int
+) -> None:
     from cortex.plugin import hooks
 
     transcript = project.parent / "transcripts" / f"{session}.jsonl"
     transcript.parent.mkdir(parents=True, exist_ok=True)
     turn = 0
-    while time.monotonic() < deadline or turn == 0:
+    while time.monotonic() < deadline or turn < min_ops:
         tag = f"{nonce_word(rng)} {nonce_word(rng)} {nonce_word(rng)} {nonce_word(rng)}"
         text = f"[MEMORY: gotcha] The {tag} step fails unless {nonce_word(rng)} runs first."
         records = [
@@ -172,13 +176,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--name", default="")
+    parser.add_argument("--min-ops", type=int, default=1, help="run at least this many operations")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     name = args.name or args.actor
     rec = Recorder(args.out / f"{name}.jsonl", name)
     deadline = time.monotonic() + args.seconds
     if args.actor == "session":
-        _session_loop(args.project, rec, deadline, name, rng)
+        _session_loop(args.project, rec, deadline, name, rng, args.min_ops)
         return 0
     make_args = {
         "remember": lambda n: ["remember", nonce_text(rng), "--json"],
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         "consolidate": lambda n: ["consolidate", "--yes", "--json"],
     }[args.actor]
     pause = {"remember": 0.02, "recall": 0.05, "lifecycle": 0.3, "consolidate": 0.5}[args.actor]
-    _cli_loop(args.project, rec, deadline, make_args, pause)
+    _cli_loop(args.project, rec, deadline, make_args, pause, args.min_ops)
     return 0
 
 

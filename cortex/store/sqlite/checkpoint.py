@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cortex.errors import NotFound, StoreError
+from cortex.shell.failpoints import failpoint
 from cortex.shell.files import atomic_write, read_text
 from cortex.store.port import Checkpoint
 from cortex.store.sqlite import connection as db
@@ -71,7 +72,9 @@ def write_checkpoint(
             target.execute("PRAGMA journal_mode = DELETE")
         finally:
             target.close()
+        failpoint("checkpoint.after_backup")  # a complete backup under its temporary name
         tmp.replace(path)
+        failpoint("checkpoint.after_rename")  # no sidecar yet: not listed, removed by the next one
         cp = Checkpoint(path, str(conn.path), reason, run, at.astimezone(UTC).isoformat(), saved)
         atomic_write(cp.sidecar, json.dumps(cp.to_dict(), indent=2) + "\n")
     except OSError as exc:

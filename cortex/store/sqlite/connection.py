@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex.errors import NotACortexStore, StoreError
+from cortex.shell.failpoints import failpoint
 from cortex.store.sqlite import vec
 
 log = logging.getLogger("cortex.db")
@@ -208,9 +209,11 @@ def transaction(conn: Connection) -> Iterator[Connection]:
             raise translate(exc, conn.path) from exc
         raise
     else:
+        failpoint("store.before_commit")
         try:
             conn.execute("COMMIT")
         except Exception as exc:
             with contextlib.suppress(Exception):
                 conn.execute("ROLLBACK")
             raise translate(exc, conn.path) from exc
+        failpoint("store.after_commit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cortex.errors import NotACortexStore
+from cortex.shell.failpoints import failpoint
 from cortex.store.sqlite import fts
 from cortex.store.sqlite.connection import APPLICATION_ID, Connection, transaction
 
@@ -164,4 +165,6 @@ def migrate(conn: Connection, upto: int | None = None) -> int:
             version += 1
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {version}")
+            failpoint("migrate.before_commit")
+        failpoint("migrate.after_commit")  # between two numbered migrations
     return version
