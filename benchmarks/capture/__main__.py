@@ -1,0 +1,3 @@
+from benchmarks.capture.cli import main
+
+raise SystemExit(main())
