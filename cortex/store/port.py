@@ -14,12 +14,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from cortex.core.digest import StateDigest
-from cortex.core.model import Edge, Memory, MemoryType, Scope
-from cortex.core.recall.query import TextQuery
-from cortex.core.write.similar import Text
+if TYPE_CHECKING:  # annotations only: every store-touching command imports the port, keep it cheap
+    from cortex.core.digest import StateDigest
+    from cortex.core.model import Edge, Memory, MemoryType, Scope
+    from cortex.core.recall.query import TextQuery
+    from cortex.core.write.similar import Text
 
 LIVE = ("active",)  # what everyday reads see unless they ask for more
 

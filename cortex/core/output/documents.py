@@ -10,16 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cortex.core.code.pairing import IndexReport
-from cortex.core.graph import edge_ref
-from cortex.core.lifecycle.consolidate import ConsolidationPlan, Merge
-from cortex.core.lifecycle.decay import Change
-from cortex.core.model import Edge, Memory, Scope
-from cortex.core.recall.decide import RecallResult
 from cortex.core.serial import edge_to_dict, memory_to_dict
-from cortex.core.write.apply import WriteOutcome
+
+if TYPE_CHECKING:  # annotations only: every CLI command imports this module, keep it cheap
+    from cortex.core.code.pairing import IndexReport
+    from cortex.core.lifecycle.consolidate import ConsolidationPlan, Merge
+    from cortex.core.lifecycle.decay import Change
+    from cortex.core.model import Edge, Memory, Scope
+    from cortex.core.recall.decide import RecallResult
+    from cortex.core.write.apply import WriteOutcome
 
 
 def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
@@ -143,7 +144,7 @@ def consolidation_to_dict(
                     {"newer": c.newer.id, "older": c.older.id, "overlap": c.overlap}
                     for c in plan.contradictions
                 ],
-                "suggested": [edge_ref(e) for e in plan.suggested],
+                "suggested": [_edge_ref(e) for e in plan.suggested],
             }
             for scope, checkpoint, plan, applied in stores
         ],
@@ -155,8 +156,8 @@ def review_to_dict(
 ) -> dict[str, Any]:
     """The suggested edges a review promoted and dropped, and the references that matched none."""
     return {
-        "promoted": [edge_ref(e) for e in promoted],
-        "dropped": [edge_ref(e) for e in dropped],
+        "promoted": [_edge_ref(e) for e in promoted],
+        "dropped": [_edge_ref(e) for e in dropped],
         "unknown": unknown,
     }
 
@@ -213,3 +214,9 @@ def fields_to_dict(record: Any, **extra: Any) -> dict[str, Any]:
 
 def _plain(value: Any) -> Any:
     return value.value if isinstance(value, Enum) else value
+
+
+def _edge_ref(e: Edge) -> str:
+    from cortex.core.graph import edge_ref
+
+    return edge_ref(e)
