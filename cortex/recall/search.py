@@ -11,7 +11,6 @@ from datetime import datetime
 from cortex.app import Cortex
 from cortex.backends.port import Reranker
 from cortex.core import graph
-from cortex.core.lifecycle.decay import plan_restore
 from cortex.core.model import Edge, Hit, Memory, Scope, ScopeFilter, SearchMode, Status
 from cortex.core.recall.decide import (
     DEFAULT_VECTOR_FLOOR,
@@ -96,6 +95,8 @@ def _apply_access(cx: Cortex, hits: Sequence[Hit]) -> None:
                 current = store.get(m.id) if m.status == Status.ARCHIVED else None
                 # Only archived ones: a recall never shows pruned memories, so never revives them.
                 if current is not None and current.status == Status.ARCHIVED:
+                    from cortex.core.lifecycle.decay import plan_restore  # rare: keep it off recall's start
+
                     restored = plan_restore(current, now)
                     if restored is not None:
                         store.update_memory(current, restored, cx.actor, now, "restore")

@@ -10,16 +10,18 @@ import hashlib
 import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex.core.digest import StateDigest, digest_state
 from cortex.core.model import Edge, Memory, MemoryType
 from cortex.core.serial import dumps, format_time
-from cortex.core.write.similar import Text
 from cortex.store.port import Checkpoint, StoreStats, VectorIndex, VectorRebuild
 from cortex.store.sqlite import checkpoint, codec, fts, migrations, vectors
 from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS
 from cortex.store.sqlite.records import Records
+
+if TYPE_CHECKING:
+    from cortex.core.write.similar import Text
 
 log = logging.getLogger("cortex.store.sqlite")
 
@@ -68,6 +70,8 @@ class Maintenance(Records):
     def active_texts(self) -> list[Text]:
         """(id, type, content) of every active memory: all that finding duplicates needs."""
         rows = self.conn.execute("SELECT id, type, content FROM memories WHERE status = 'active'")
+        from cortex.core.write.similar import Text  # only consolidation needs it
+
         return [Text(r[0], r[1], r[2]) for r in rows]
 
     def journal_seq(self) -> int:
