@@ -1,10 +1,15 @@
 """SessionStart: hand the new session the part of the briefing the rules file does not carry.
 
-Stdlib only and files only (no database, no model): the worker renders the briefing after
-every extraction; this reads what it left. Claude Code loads `.claude/rules/*.md` before
-SessionStart hooks run, so when the rules file already holds the stable part cortex wrote,
-only the moment part goes into `additionalContext`; when it does not (first session, file
-channel off, block edited or missing), the full briefing does. Never both.
+Stdlib only at import (no database, no model): the worker renders the briefing after every
+extraction; this reads what it left. Claude Code loads `.claude/rules/*.md` before SessionStart
+hooks run, so when the rules file already holds the stable part cortex wrote, only the moment
+part goes into `additionalContext`; when it does not (first session, file channel off, block
+edited or missing), the full briefing does. Never both.
+
+With no cache for the session (a new project, right after `cortex import`, a new branch, the
+file channel just switched off), `cortex.briefing.first_render` renders one here from the
+stores, or, for a store too big for the hook's budget, hands over the global part and the
+stable part cached on another branch; either way the hook queues a render for next time.
 """
 
 from __future__ import annotations
@@ -13,9 +18,9 @@ import logging
 import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from cortex.paths import RULES_FILE, STORE_DIR, find_project_root
+from cortex.paths import GLOBAL_DB, PROJECT_DB, RULES_FILE, STORE_DIR, cortex_home, find_project_root
 from cortex.shell.briefing_files import (
     CachedBriefing,
     digest_text,
@@ -31,6 +36,10 @@ log = logging.getLogger("cortex.briefing.session_start")
 MAX_CONTEXT_CHARS = 9_500  # Claude Code inlines hook output only below 10,000 characters
 QUIET_SOURCES = frozenset({"resume", "fork"})  # the earlier context is still in the history
 SHORT_SHA = 7
+# Memories rendered inside the hook when nothing is cached (both stores): about 70 µs each on a
+# 2-core machine (read, decode, rank) on top of ~35 ms of imports; above it, the hook hands over
+# what is cached (and the global part) and queues the render.
+INLINE_MAX_MEMORIES = 500
 
 
 def project_dir(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path:
@@ -84,10 +93,26 @@ def plan_context(
     return text
 
 
+class StartPlan(NamedTuple):
+    """What SessionStart adds, and whether the hook should queue a render of the briefing."""
+
+    output: dict[str, Any] | None
+    refresh: bool  # no cache fit this session: render and cache one for the next
+    root: Path
+    cwd: Path
+
+
 def session_start_output(payload: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any] | None:
     """The SessionStart hook's JSON (as a dict), or None when there is nothing to add."""
+    plan = plan_session_start(payload, env)
+    return plan.output if plan is not None else None
+
+
+def plan_session_start(payload: Mapping[str, Any], env: Mapping[str, str]) -> StartPlan | None:
+    """The hook's JSON and whether a render should be queued; None on resume/fork or bad input."""
     if not isinstance(payload, Mapping) or payload.get("source") in QUIET_SOURCES:
         return None
+    refresh = False
     try:
         cwd = project_dir(payload, env)
         root = find_project_root(cwd)
@@ -100,21 +125,20 @@ def session_start_output(payload: Mapping[str, Any], env: Mapping[str, str]) -> 
             cached = read_cache(briefing_dir, head.name, "")
         if cached is None and head.name is not None:
             cached = read_latest_cache(briefing_dir, head.name)
+        block = read_rules_block(root / RULES_FILE)
         record = read_stable_record(briefing_dir)
-        fallback = ""
-        if cached is None:
-            latest = read_latest_cache(briefing_dir)
-            fallback = latest.stable if latest else ""
-        text = plan_context(
-            read_rules_block(root / RULES_FILE),
-            cached,
-            record.digests if record else (),
-            fallback,
-            head,
-        )
+        digests = record.digests if record else ()
+        if cached is not None:
+            text = plan_context(block, cached, digests, "", head)
+        else:
+            text, refresh = _without_cache(root, head, block, digests, briefing_dir, env)
     except Exception as exc:  # fail open: no briefing is better than a broken session
         log.warning("SessionStart briefing skipped: %s: %s", type(exc).__name__, exc, exc_info=True)
         return None
+    return StartPlan(_output(text), refresh, root, cwd)
+
+
+def _output(text: str) -> dict[str, Any] | None:
     if not text.strip():
         return None
     return {
@@ -123,3 +147,75 @@ def session_start_output(payload: Mapping[str, Any], env: Mapping[str, str]) -> 
             "additionalContext": text[:MAX_CONTEXT_CHARS],
         }
     }
+
+
+def _count(db: Path) -> int:
+    """Briefed memories in a store; 0 when it is absent or unreadable (a lock, a migration)."""
+    if not db.is_file():
+        return 0
+    from cortex.store.sqlite import hook_read  # sqlite3: only when nothing is cached
+
+    try:
+        return hook_read.count_briefed(db)
+    except hook_read.Unreadable as exc:
+        log.info("briefing render skipped %s: %s", db, exc)
+        return 0
+
+
+def _without_cache(
+    root: Path,
+    head: HeadRef,
+    block: str | None,
+    digests: Collection[str],
+    briefing_dir: Path,
+    env: Mapping[str, str],
+) -> tuple[str, bool]:
+    """No cache fits this session: render one here (or its global part), and ask for a render.
+
+    Returns the text and whether a render should be queued (when any memory exists).
+    """
+    latest = read_latest_cache(briefing_dir)  # another branch's: its stable part is the same
+    fallback = latest.stable if latest else ""
+    shown = latest.meta.get("stable", {}).get("shown", []) if latest else []
+    home = cortex_home(env)
+    counts = _count(root / STORE_DIR / PROJECT_DB), _count(home / GLOBAL_DB)
+    if sum(counts) == 0:  # nothing stored anywhere (or nothing readable)
+        return plan_context(block, None, digests, fallback, head), False
+    if sum(counts) > INLINE_MAX_MEMORIES and counts[1] == 0:  # nothing small enough to render here
+        return plan_context(block, None, digests, fallback, head), True
+    try:
+        from cortex.briefing.first_render import render_first
+
+        first = render_first(
+            root,
+            home,
+            head.branch or None,
+            env,
+            counts=counts,
+            limit=INLINE_MAX_MEMORIES,
+            exclude=frozenset(x for x in shown if isinstance(x, str)),
+        )
+    except Exception as exc:  # an unreadable config or store: hand over what is cached
+        log.warning("no briefing rendered at SessionStart: %s: %s", type(exc).__name__, exc)
+        return plan_context(block, None, digests, fallback, head), True
+    if not first.file_channel:
+        digests = ()  # the file channel is off: a block left in the rules file is not cortex's now
+    if not first.partial:
+        rendered = CachedBriefing(
+            branch=head.name,
+            cwd="",
+            head=head.sha,
+            rendered_at="",
+            stable_digest=None,
+            stable=first.stable,
+            moment=first.moment,
+            full=first.full,
+            meta={},
+        )
+        return plan_context(block, rendered, digests, "", head), True
+    # Too many memories to render here: the cached stable part (unless the rules file carries
+    # it) and the global part, which the stable part does not already show.
+    stable = plan_context(block, None, digests, fallback, head)
+    if not first.full or len(stable) + 2 + len(first.full) > MAX_CONTEXT_CHARS:
+        return stable, True
+    return "\n\n".join(t for t in (stable, first.full) if t), True

@@ -149,13 +149,17 @@ def _dispatch(
 # -- SessionStart -----------------------------------------------------------------------------
 def session_start(payload: dict[str, Any], root: Path, env: Mapping[str, str]) -> dict[str, Any] | None:
     """The briefing JSON (moment or full part), plus a one-time notice when setup starts."""
+    result = None
     try:
-        from cortex.briefing.session_start import session_start_output
+        from cortex.briefing.session_start import plan_session_start
 
-        result = session_start_output(payload, env)
+        plan = plan_session_start(payload, env)
+        if plan is not None:
+            result = plan.output
+            if plan.refresh:
+                spawn_briefing_refresh(plan.root, plan.cwd, env)
     except Exception as exc:
         log.warning("no briefing this session: %s: %s", type(exc).__name__, exc)
-        result = None
     notice = _maybe_install(root, env)
     if notice:
         result = {**(result or {}), "systemMessage": notice}
@@ -248,6 +252,21 @@ def spawn_worker(root: Path, env: Mapping[str, str]) -> bool:
         return False
     SPAWNED.append(child)
     log.debug("worker started with %s (%s)", python.path, python.origin)
+    return True
+
+
+def spawn_briefing_refresh(root: Path, cwd: Path, env: Mapping[str, str]) -> bool:
+    """Start `python -m cortex.briefing.refresh` detached: the next session finds a cached briefing."""
+    try:
+        from cortex.plugin.python_env import child_env, worker_python
+
+        python = worker_python(env)
+        cmd = [python.path, "-m", "cortex.briefing.refresh", "--root", str(root), "--cwd", str(cwd)]
+        child = _spawn_detached(cmd, child_env(env, CORTEX_WORKER="1"))
+    except OSError as exc:
+        log.warning("cannot start the briefing render for %s: %s", root, exc)
+        return False
+    SPAWNED.append(child)
     return True
 
 

@@ -129,14 +129,15 @@ def test_no_cache_and_no_store_adds_nothing(tmp_path: Path) -> None:
     assert start(cx) is None
 
 
-def test_a_new_branch_without_cache_falls_back_to_the_stable_part_only_when_needed(project: Cortex) -> None:
+def test_a_new_branch_without_cache_is_rendered_at_session_start(project: Cortex) -> None:
     root = project.paths.root
     git(root, "checkout", "-q", "-b", "feat/new")
-    assert start(project) is None  # the rules file carries the stable part; no moment yet
+    text = start(project)  # the rules file carries the stable part: this branch's moment part
+    assert text is not None and "part=moment" in text and "on branch feat/new" in text
+    assert "WAL mode" not in text
     (root / RULES).unlink()
     text = start(project)
-    assert text is not None and "WAL mode" in text and "part=stable" in text
-    assert "SessionStart reads the cache" not in text  # main's moment is not this branch's
+    assert text is not None and "WAL mode" in text and "part=full" in text
 
 
 def test_head_moved_since_the_render_is_noted(project: Cortex) -> None:
@@ -208,21 +209,32 @@ def test_total_context_stays_under_the_inline_limit(tmp_path: Path) -> None:
     assert moment is not None and full is not None  # start() checks <= 9,500 characters
 
 
-def test_malformed_payloads_and_wrongly_typed_caches_add_nothing(project: Cortex) -> None:
+def test_malformed_payloads_add_nothing_and_wrongly_typed_caches_read_as_absent(project: Cortex) -> None:
     assert session_start_output([], {}) is None  # type: ignore[arg-type]
     for path in project.paths.briefing_dir.glob("*.json"):
         data = json.loads(path.read_text("utf-8"))
         if "moment" in data:
             path.write_text(json.dumps({**data, "moment": 42, "rendered_at": None}), "utf-8")
-    assert start(project) is None
+    text = start(project)  # rendered from the store, as with no cache: the moment part
+    assert text is not None and "part=moment" in text and "SessionStart reads the cache" in text
 
 
-def test_broken_caches_fail_open(project: Cortex) -> None:
+def test_broken_caches_fail_open_to_a_render_from_the_store(project: Cortex) -> None:
     for path in project.paths.briefing_dir.glob("*.json"):
         path.write_text("{ not json", "utf-8")
-    assert start(project) is None
+    text = start(project)  # no record of the block cortex wrote either: the full briefing
+    assert text is not None and "part=full" in text and "WAL mode" in text
     (project.paths.root / RULES).write_text(f"{BEGIN_MARKER}\n\x00\xff binary-ish", "utf-8")
-    assert start(project) is None
+    text = start(project)
+    assert text is not None and "part=full" in text
+
+
+def test_an_unreadable_store_without_cache_adds_nothing(tmp_path: Path) -> None:
+    cx = make_project(tmp_path)
+    add(cx, "We use WAL mode")
+    cx.close()
+    cx.paths.project_db.write_bytes(b"not a database at all" * 100)
+    assert start(cx) is None
 
 
 def test_session_start_imports_nothing_heavy(project: Cortex) -> None:

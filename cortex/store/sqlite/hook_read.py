@@ -40,3 +40,41 @@ def read_prompt_matches(db: Path, query: TextQuery, limit: int) -> list[tuple[ob
             conn.close()
     except sqlite3.Error as exc:
         raise Unreadable(str(exc)) from exc
+
+
+# The SessionStart hook's render when no briefing is cached: the same columns, in the same
+# order, as `codec.COLUMNS` (a test keeps them equal; codec itself is too heavy for the hook).
+BRIEFING_COLUMNS = (
+    "id, content, summary, type, scope, confidence, priority, pinned, source_session, "
+    "source_offset, source_branch, source_commit, source_files, tags, access_count, "
+    "last_accessed, created, updated, status, content_hash, low_since, status_changed, centrality"
+)
+_BRIEFED = "status = 'active' AND type != 'code'"
+
+
+def _read_only(db: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+
+
+def count_briefed(db: Path) -> int:
+    """How many memories of the store a briefing would consider (active, not raw code); raises Unreadable."""
+    try:
+        conn = _read_only(db)
+        try:
+            return int(conn.execute(f"SELECT count(*) FROM memories WHERE {_BRIEFED}").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise Unreadable(str(exc)) from exc
+
+
+def read_briefed_rows(db: Path) -> list[tuple[object, ...]]:
+    """Every memory a briefing would consider, as `BRIEFING_COLUMNS` rows; raises Unreadable."""
+    try:
+        conn = _read_only(db)
+        try:
+            return list(conn.execute(f"SELECT {BRIEFING_COLUMNS} FROM memories WHERE {_BRIEFED}"))
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise Unreadable(str(exc)) from exc
