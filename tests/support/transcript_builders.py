@@ -65,3 +65,106 @@ def assistant_record(
         "message": {"id": message_id, "role": "assistant", "content": [block]},
         **extra,
     }
+
+
+# --- record shapes by client version ----------------------------------------------------------
+# The JSON structure each Claude Code version writes, with synthetic content. 1.0.x reports a
+# failed command's output with no exit code; 2.x prefixes `Exit code N`; 2.1.x adds
+# `noOutputExpected` and `caller`. Refusals and interruptions changed wording over time.
+
+V1_0, V2_0, V2_1 = "1.0.77", "2.0.22", "2.1.191"
+VERSIONS = (V1_0, V2_0, V2_1)
+REJECT_PROCEED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+    "was a file edit, the new_string was NOT written to the file). STOP what you are doing and "
+    "wait for the user to tell you how to proceed."
+)
+REJECT_ACTION = (
+    "The user doesn't want to take this action right now. STOP what you are doing and wait for "
+    "the user to tell you how to proceed."
+)
+INTERRUPTED_FOR_TOOL = "[Request interrupted by user for tool use]"
+
+
+def envelope(kind: str, uuid: str, version: str, **extra: object) -> dict[str, object]:
+    """The fields every conversation record carries."""
+    record: dict[str, object] = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/dev/proj",
+        "sessionId": "s1",
+        "version": version,
+        "gitBranch": "main",
+        "type": kind,
+        "uuid": uuid,
+        "timestamp": "2026-02-10T21:11:56.846Z",
+    }
+    if version >= "2.1":
+        record["entrypoint"] = "cli"
+    return {**record, **extra}
+
+
+def bash_use_record(
+    tid: str, command: str, *, version: str = V2_1, uuid: str | None = None
+) -> dict[str, object]:
+    """An assistant record holding one Bash tool call."""
+    block: dict[str, object] = {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command}}
+    if version >= "2.1":
+        block["caller"] = {"type": "direct"}
+    message = {"id": f"msg_{tid}", "type": "message", "role": "assistant", "content": [block]}
+    return {**envelope("assistant", uuid or f"a-{tid}", version), "message": message}
+
+
+def tool_result_record(
+    tid: str,
+    content: str,
+    *,
+    is_error: bool,
+    top: object,
+    version: str = V2_1,
+    uuid: str | None = None,
+) -> dict[str, object]:
+    """A user record answering a tool call: the `tool_result` block and `toolUseResult`."""
+    block = {"tool_use_id": tid, "type": "tool_result", "content": content, "is_error": is_error}
+    message = {"role": "user", "content": [block]}
+    return {**envelope("user", uuid or f"r-{tid}", version), "message": message, "toolUseResult": top}
+
+
+def bash_result_record(
+    tid: str, output: str, *, exit_code: int = 0, version: str = V2_1, uuid: str | None = None
+) -> dict[str, object]:
+    """A finished Bash call's result as `version` writes it (exit code 0 is success)."""
+    if exit_code == 0:
+        top: dict[str, object] = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
+        if version >= "2.1":
+            top["noOutputExpected"] = False
+        return tool_result_record(tid, output, is_error=False, top=top, version=version, uuid=uuid)
+    shown = output if version < "2.0" else f"Exit code {exit_code}\n{output}"
+    return tool_result_record(tid, shown, is_error=True, top=f"Error: {shown}", version=version, uuid=uuid)
+
+
+def refused_result_record(tid: str, wording: str, top: object, *, version: str = V2_1) -> dict[str, object]:
+    """A refused or interrupted call: `wording` in the block, `top` as the record's `toolUseResult`."""
+    return tool_result_record(tid, wording, is_error=True, top=top, version=version)
+
+
+def prompt_record(content: object, uuid: str = "p1", *, version: str = V2_1) -> dict[str, object]:
+    """A typed prompt: a string, or a list of text blocks (IDE notes come as extra blocks)."""
+    return {**envelope("user", uuid, version), "message": {"role": "user", "content": content}}
+
+
+def text_record(message_id: str, text: str, uuid: str, *, version: str = V2_1) -> dict[str, object]:
+    """An assistant record holding one text block."""
+    message = {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+    }
+    return {**envelope("assistant", uuid, version), "message": message}
+
+
+def jsonl(records: list[dict[str, object]]) -> bytes:
+    """Records as transcript bytes, one JSON object per line."""
+    return b"".join(line(r) for r in records)

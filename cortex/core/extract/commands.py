@@ -23,13 +23,6 @@ _GIT_COMMIT = re.compile(r"\bgit\b(?:\s+-[Cc]\s+\S+)*\s+commit\b")
 _COMMIT_OUTPUT = re.compile(r"^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _COMMIT_MESSAGE = re.compile(r"""-m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
 _HEREDOC = re.compile(r"<<-?\s*'?(\w+)'?\n(.*?)\n\s*\1\b", re.DOTALL)
-_FAILED_COUNT = re.compile(
-    r"\b[1-9]\d* (?:failed|failures?|errors?)\b|\btest result: FAILED\b|^FAIL\b", re.MULTILINE
-)
-_SUMMARY = re.compile(
-    r"^.*(?:\d+ (?:passed|failed|failures?|tests?|errors?)\b|test result:|Tests:).*$",
-    re.MULTILINE,
-)
 _ERROR_LINE = re.compile(
     r"^.*(?:error|exception|failed|fatal|not found|no such|denied|traceback|cannot|can't|"
     r"unable).*$",
@@ -108,16 +101,6 @@ def parse_git_add_paths(command: str) -> list[str]:
     return paths
 
 
-def parse_test_outcome(output: str, *, exited_badly: bool) -> tuple[bool, str]:
-    """(failed, summary line). Output piped through `| tail` exits 0 whatever the tests did,
-    so the summary line (`3 failed, 10 passed`, `297 tests, 0 failures`) decides."""
-    summary = _last(_SUMMARY, output)
-    failed = exited_badly or _FAILED_COUNT.search(summary or output) is not None
-    if failed and not summary:
-        summary = parse_error_line(output)
-    return failed, summary
-
-
 def parse_error_line(output: str) -> str:
     """The first line that names the error (not the `Exit code N` preamble)."""
     lines = [ln for ln in output.splitlines() if ln.strip() and not _EXIT_LINE.match(ln.strip())]
@@ -145,8 +128,3 @@ def _shell_words(part: str) -> list[str]:
             return []  # an unterminated quote: nothing reliable here
         words.append(single if single is not None else double if double is not None else bare)
     return words
-
-
-def _last(pattern: re.Pattern[str], text: str) -> str:
-    matches = pattern.findall(text)
-    return str(matches[-1]).strip() if matches else ""

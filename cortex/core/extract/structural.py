@@ -13,15 +13,14 @@ from cortex.core.extract.commands import (
     is_cortex_command,
     is_git_commit,
     is_same_command,
-    is_test_command,
     parse_commit,
     parse_error_line,
     parse_git_add_paths,
-    parse_test_outcome,
     render_command,
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.transcript import Message, Role, ToolUse
+from cortex.core.extract.verdicts import Verdict, parse_test_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
 
 MAX_FILES_LISTED = 8
@@ -114,14 +113,20 @@ def _edits(turn: _Turn, project_root: str | None) -> Found:
 
 
 def _tests(turn: _Turn) -> Found:
+    """The last run with evidence of each test command: a refused, interrupted, timed-out or
+    unreadable run, or one that never started (`cd` failed), is no verdict."""
     outcomes: dict[str, tuple[bool, str, Message]] = {}
     for use, message in _calls(turn.messages):
         command = _command(use)
-        if command is None or not is_test_command(command) or use.result is None:
+        result = use.result
+        if command is None or result is None or result.rejected or result.interrupted:
             continue
-        if not use.result.rejected:
-            failed, summary = parse_test_outcome(use.result.content, exited_badly=bool(use.failed))
-            outcomes[render_command(command)] = (failed, summary, message)  # the last run wins
+        outcome = parse_test_outcome(
+            command, result.content, is_error=result.is_error, exit_code=result.exit_code
+        )
+        if outcome.verdict in (Verdict.PASSED, Verdict.FAILED):
+            failed = outcome.verdict is Verdict.FAILED
+            outcomes[render_command(command)] = (failed, outcome.summary, message)  # the last run wins
     found: Found = []
     for shown, (failed, summary, message) in outcomes.items():
         verdict = "Tests failing" if failed else "Tests passed"

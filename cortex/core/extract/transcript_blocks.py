@@ -26,7 +26,22 @@ _NOT_A_STATEMENT = (
 _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
+# What an IDE extension puts before the prompt: the opened file, a selection, diagnostics.
+_IDE_BLOCK = re.compile(r"<(ide_[a-z_]+)>.*?(?:</\1>|\Z)", re.DOTALL)
 _EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
+# A call the user (or a permission rule, or a hook) refused: nothing ran. The wording changed
+# between client versions; the record's `toolUseResult` may repeat it with an `Error: ` prefix.
+_REJECTED = (
+    "User rejected tool use",
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+    "Permission for this tool use was denied",
+    "Permission to use ",
+    "Claude requested permissions to use ",
+)
+_BLOCKED_BY_HOOK = re.compile(r"^\S+ operation blocked by hook|^PreToolUse:\S+ hook", re.IGNORECASE)
+_INTERRUPTED = ("[Request interrupted by user", "Interrupted by user")
+_ERROR_PREFIX = re.compile(r"^(?:<tool_use_error>)?(?:Error: )?")
 
 
 def parse_blocks(content: object) -> list[Mapping[str, object]]:
@@ -65,9 +80,10 @@ def parse_user_text(text: str) -> tuple[str, SlashCommand | None]:
             return "", None
         args = _COMMAND_ARGS.search(text)
         return "", SlashCommand(name.group(1), (args.group(1) if args else "").strip())
-    if text.lstrip().startswith(_NOT_A_STATEMENT):
+    text = _IDE_BLOCK.sub("", _SYSTEM_REMINDER.sub("", text)).strip()
+    if text.startswith(_NOT_A_STATEMENT):
         return "", None
-    return _SYSTEM_REMINDER.sub("", text).strip(), None
+    return text, None
 
 
 def parse_tool_result(block: Mapping[str, object], top: object) -> ToolResult | None:
@@ -77,8 +93,11 @@ def parse_tool_result(block: Mapping[str, object], top: object) -> ToolResult | 
         return None
     content = _clip(_flatten(block.get("content")))
     is_error = block.get("is_error") is True
-    rejected = isinstance(top, str) and top.startswith("User rejected")
+    told = (content if is_error else None, top)  # a successful call's output may say anything
+    said = [_ERROR_PREFIX.sub("", t.lstrip(), count=1) for t in told if isinstance(t, str)]
+    rejected = any(t.startswith(_REJECTED) or _BLOCKED_BY_HOOK.match(t) for t in said)
     interrupted = isinstance(top, Mapping) and top.get("interrupted") is True
+    interrupted = interrupted or any(t.startswith(_INTERRUPTED) for t in said)
     exit_match = _EXIT_CODE.match(content) if is_error else None
     if exit_match is None and isinstance(top, str):
         exit_match = _EXIT_CODE.match(top)

@@ -13,7 +13,6 @@ from cortex.core.extract.commands import (
     parse_commit,
     parse_error_line,
     parse_git_add_paths,
-    parse_test_outcome,
     render_command,
 )
 
@@ -76,30 +75,6 @@ def test_git_add_paths() -> None:
     command = "git add a.py 'dir/b c.py' -- && git add -A && git add . && git commit -m x"
     assert parse_git_add_paths(command) == ["a.py", "dir/b c.py"]
     assert parse_git_add_paths("git add 'unterminated") == []
-
-
-@pytest.mark.parametrize(
-    ("output", "exited_badly", "failed", "summary"),
-    [
-        ("....\n5 passed in 0.1s", False, False, "5 passed in 0.1s"),
-        ("F...\n1 failed, 4 passed in 0.2s", False, True, "1 failed, 4 passed in 0.2s"),
-        ("14 doctests, 297 tests, 0 failures", False, False, "14 doctests, 297 tests, 0 failures"),
-        (
-            "test result: FAILED. 3 passed; 1 failed",
-            False,
-            True,
-            "test result: FAILED. 3 passed; 1 failed",
-        ),
-        (
-            "Exit code 2\nImportError: no module named x",
-            True,
-            True,
-            "ImportError: no module named x",
-        ),
-    ],
-)
-def test_test_outcome(output: str, exited_badly: bool, failed: bool, summary: str) -> None:
-    assert parse_test_outcome(output, exited_badly=exited_badly) == (failed, summary)
 
 
 def test_error_line_skips_the_exit_code_preamble() -> None:
