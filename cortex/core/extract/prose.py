@@ -15,10 +15,18 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`\"'(\[*_])")
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp)\.$", re.IGNORECASE)
 _MARK = "\ue000"  # private-use character: stands in for inline code while splitting
 _MASKED = re.compile(_MARK + r"(\d+)" + _MARK)
+# A path never starts right after a word, a separator, a drive colon or a variable (`$HOME/`).
 _PATH = re.compile(
-    r"(?<![\w./-])(?:~?/)?(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}(?![\w/])"
-    r"|(?<![\w./-])[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|ex|exs|erl|go|rs|rb|java|kt|scala|c|h|cc"
-    r"|cpp|hpp|cs|swift|php|sh|sql|md|toml|yaml|yml|json|jsonl|ini|cfg|lock|html|css|vue)(?![\w/])"
+    r"(?<![\w./\\:$%}~-])(?:~?/)?(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}(?![\w/\\])"
+    r"|(?<![\w./\\:$%}~-])[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|ex|exs|erl|go|rs|rb|java|kt|scala|c|h"
+    r"|cc|cpp|hpp|cs|swift|php|sh|sql|md|toml|yaml|yml|json|jsonl|ini|cfg|lock|html|css|vue)(?![\w/\\])"
+)
+# A Windows path (`C:\Users\me\app.py`, `C:/Program Files/Git/bin/bash.exe`): a folder name may
+# hold spaces between words without dots ("Program Files (x86)"); the file name holds none.
+_WIN_WORD = r"[^\\/:*?\"<>|\s`']"
+_WINDOWS_PATH = re.compile(
+    rf"(?<!\w)[A-Za-z]:[\\/](?:(?:[^\\/:*?\"<>|\s`'.]+(?: [^\\/:*?\"<>|\s`'.]+)+|{_WIN_WORD}+)[\\/])*"
+    rf"{_WIN_WORD}+\.[A-Za-z0-9]{{1,8}}\b"
 )
 
 
@@ -77,8 +85,13 @@ def parse_sentences(block: str) -> list[str]:
 
 
 def parse_mentioned_paths(text: str) -> list[str]:
-    """File paths mentioned in text (`cortex/core/gate.py`, `db.py`), in order, deduplicated."""
+    """File paths mentioned in text (`cortex/core/gate.py`, `db.py`), in order, deduplicated.
+    A Windows path is one path (`C:/Program Files/...`, separators made `/`), never the
+    relative-looking pieces inside it; `~/`, `/home/...` and `$HOME/...` stay absolute."""
     seen: dict[str, None] = {}
+    for m in _WINDOWS_PATH.finditer(text):
+        seen.setdefault(m.group(0).replace("\\", "/"), None)
+    text = _WINDOWS_PATH.sub(lambda m: " " * len(m.group(0)), text)
     for m in _PATH.finditer(text):
         path = m.group(0).removeprefix("./")
         if "://" not in text[max(0, m.start() - 8) : m.start()] and not path.startswith("."):

@@ -46,14 +46,26 @@ class _Turn:
     messages: list[Message] = field(default_factory=list)
 
 
+_WINDOWS_ROOT = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|//)")  # C:\ , C:/ , \\server\share
+_HOME = ("~", "$HOME", "${HOME}", "%USERPROFILE%", "%HOMEPATH%")
+
+
 def relative_path(path: str, project_root: str | None) -> str | None:
-    """`path` relative to the project root; None for paths outside it (when a root is known)."""
+    """`path` relative to the project root; None for paths outside it (when a root is known):
+    absolute POSIX or Windows paths elsewhere, home-relative paths, `..` that climbs out."""
     if not project_root:
         return path
+    windows = bool(_WINDOWS_ROOT.match(path) or _WINDOWS_ROOT.match(project_root))
+    if windows:  # separators either way, names in any case
+        path, project_root = path.replace("\\", "/"), project_root.replace("\\", "/")
     root = project_root.rstrip("/")
-    if path.startswith(root + "/"):
-        return path[len(root) + 1 :]
-    return None if path == root or path.startswith(("/", "~")) else path
+    inside = path.casefold().startswith(root.casefold() + "/") if windows else path.startswith(root + "/")
+    if inside:
+        return path[len(root) + 1 :] or None
+    if path == root or path.startswith(("/", *_HOME)) or _WINDOWS_ROOT.match(path):
+        return None
+    parts = path.split("/")
+    return None if ".." in parts else path.removeprefix("./")
 
 
 def extract_structural(messages: Sequence[Message], *, project_root: str | None) -> Found:
