@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from cortex.cli import admin, briefing, lifecycle, memory, plugin, portability
+from cortex.cli import admin, briefing, lifecycle, memory, plugin, portability, setup
 from cortex.cli.group import cli, exit_quietly
 
 # Every command of `cortex`, in help order. A new command is added here and nowhere else.
@@ -21,6 +21,9 @@ COMMANDS: tuple[click.Command, ...] = (
     admin.status,
     admin.doctor,
     admin.backfill,
+    setup.init,
+    setup.upgrade,
+    setup.reset,
     briefing.brief,
     lifecycle.lifecycle_cmd,
     lifecycle.consolidate,

@@ -68,3 +68,10 @@ def find_checkpoint(store_paths: list[Path], ref: str, *, kind: str = DEFAULT_AD
 def mark_restored(cp: Checkpoint, at: datetime, *, kind: str = DEFAULT_ADAPTER) -> Checkpoint:
     """Record that a checkpoint was restored (a rollback happens once)."""
     return adapter(kind).mark_restored(cp, at)
+
+
+def checkpoint_file(
+    scope: Scope, path: Path, *, reason: str, run: str, at: datetime, kind: str = DEFAULT_ADAPTER
+) -> Checkpoint:
+    """Checkpoint a store file whatever its schema (before `cortex upgrade` migrates it)."""
+    return adapter(kind).checkpoint_file(scope, path, reason=reason, run=run, at=at)

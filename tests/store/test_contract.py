@@ -499,6 +499,17 @@ def test_checkpoints_restore_the_saved_state(
     assert done.restored_at is not None and stores.list_checkpoints(store.path, kind=adapter) == [done]
 
 
+def test_a_store_file_is_checkpointed_as_it_is(
+    store: StoreAdmin, adapter: str, make_memory: MakeMemory
+) -> None:
+    put(store, make_memory("a"))
+    cp = stores.checkpoint_file(
+        store.scope, store.path, reason="before-upgrade", run="r2", at=T0, kind=adapter
+    )
+    assert cp.digest == store.state_digest().digest and (cp.reason, cp.run) == ("before-upgrade", "r2")
+    assert cp in stores.list_checkpoints(store.path, kind=adapter)
+
+
 def test_store_files_are_inspected_without_writing(
     open_fresh: OpenStore, adapter: str, tmp_path: Path
 ) -> None:

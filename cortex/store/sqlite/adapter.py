@@ -4,18 +4,27 @@ file without writing to it, describe the driver, and find checkpoints on disk.""
 from __future__ import annotations
 
 import sqlite3
+import tempfile
+from datetime import datetime
 from pathlib import Path
 
 from cortex.core.model import Scope
 from cortex.errors import CortexError
-from cortex.store.port import RuntimeInfo, StoreAdmin, StoreFileCheck
+from cortex.store.port import Checkpoint, RuntimeInfo, StoreAdmin, StoreFileCheck
 from cortex.store.sqlite import connection as db
 from cortex.store.sqlite import migrations, vec
-from cortex.store.sqlite.checkpoint import checkpoint_dir, find_checkpoint, list_checkpoints, mark_restored
+from cortex.store.sqlite.checkpoint import (
+    checkpoint_dir,
+    find_checkpoint,
+    list_checkpoints,
+    mark_restored,
+    write_checkpoint,
+)
 from cortex.store.sqlite.store import Store
 
 __all__ = [
     "checkpoint_dir",
+    "checkpoint_file",
     "find_checkpoint",
     "inspect_file",
     "list_checkpoints",
@@ -71,3 +80,38 @@ def runtime_info() -> RuntimeInfo:
         )
         return RuntimeInfo(python, True, detail)
     return RuntimeInfo(python, False, f"unavailable: {driver.note}", "pip install sqlite-vec sqlean.py")
+
+
+def checkpoint_file(scope: Scope, path: Path, *, reason: str, run: str, at: datetime) -> Checkpoint:
+    """Checkpoint a store file as it is, an older schema included (before `cortex upgrade`).
+
+    Its digest is the state digest the store will have once migrated (taken on a migrated
+    scratch copy of the same snapshot), so restoring it, which migrates, is checked exactly.
+    """
+    try:
+        db.check_file(path)
+        conn = db.connect(path, readonly=True)
+    except CortexError:
+        raise
+    except Exception as exc:
+        raise db.translate(exc, path) from exc
+    try:
+        migrations.check_identity(conn)
+
+        def migrated_digest() -> str:
+            with tempfile.TemporaryDirectory(prefix="cortex-upgrade-") as tmp:
+                copy = Path(tmp) / path.name
+                scratch = conn.driver.module.connect(str(copy), isolation_level=None)
+                try:
+                    conn.raw.backup(scratch)
+                finally:
+                    scratch.close()
+                store = Store.open(copy, scope)
+                try:
+                    return store.state_digest().digest
+                finally:
+                    store.close()
+
+        return write_checkpoint(conn, reason=reason, run=run, at=at, digest=migrated_digest)
+    finally:
+        conn.close()
