@@ -14,6 +14,7 @@ LEXICAL_MIN_SCORE = 0.55
 MAX_LEXICAL_PER_CHUNK = 12
 MAX_LEXICAL_CHARS = 500
 GLOBAL_SCOPE_MIN_CONFIDENCE = 0.8
+UNSURE_GLOBAL_CONFIDENCE = 0.4  # a preference with no sign of reaching beyond this project
 MIN_WORDS = 5
 MAX_WORDS = 60
 
@@ -80,7 +81,11 @@ MARKERS: tuple[Marker, ...] = (
        _P, 0.55, "convention"),
     _m(r"\bwe use\b.{1,60}\b(?:for|to|as|instead)\b",
        _P, 0.5, "convention"),
-    _m(r"\barchitecture\b|\bdata flows?\b|\bflows? (?:from|through|into)\b",
+    # Not the bare word: praise ("clean architecture!") and checklists ("- [ ] architecture
+    # review") use it too. A statement says what the architecture is or does.
+    _m(r"\b(?:the|our|its|this|whose) architecture (?:is|was|uses|has|consists|relies|follows|"
+       r"separates|keeps|splits)\b|\barchitected (?:as|around)\b|\bdata flows?\b"
+       r"|\bflows? (?:from|through|into)\b",
        _A, 0.55, "architecture"),
     _m(r"\bis responsible for\b|\bare responsible for\b|\bsits between\b|\bdelegates to\b",
        _A, 0.6, "architecture"),
@@ -88,7 +93,12 @@ MARKERS: tuple[Marker, ...] = (
        _A, 0.5, "architecture"),
     _m(r"\blayer\b|\bthe pipeline\b|\bdepends on\b",
        _A, 0.3, "architecture"),
-    _m(r"\bi (?:really )?(?:prefer|like|want|hate|dislike)\b|\bi'd (?:rather|prefer)\b",
+    # A taste, not a request about one thing: "I want the X like the Y one" asks for a feature,
+    # "I like it" is chit-chat; "I like terse commit messages" is a preference.
+    _m(r"\bi (?:really |always |usually |generally |strongly )?(?:prefer|hate|dislike)\b"
+       r"(?!\s+(?:the|this|these|those|it|them)\b)"
+       r"|\bi (?:really |always |usually |generally )?(?:like|want)\b(?!\s+(?:the|a|an|this|that|"
+       r"these|those|it|its|you|to|my|our|your|some|them|one|more)\b)|\bi'd (?:rather|prefer)\b",
        _PREF, 0.65, "preference", _USER),
     _m(r"\bplease (?:always|never|don't|do not|stop|avoid)\b|\bdon't ever\b|\bnever ever\b",
        _PREF, 0.7, "preference", _USER),
@@ -113,6 +123,27 @@ _CAUSAL = re.compile(r"\b(?:because|since|so that|due to|which means|otherwise|a
 _IDENTIFIER = re.compile(r"`[^`]+`|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b\w+\(\)|\b\w+\.\w+\(")
 _PATHISH = re.compile(r"\b[\w-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|js|ex|exs|go|rs|rb|md|toml|json|ya?ml)\b")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|kb|mb|gb|%|x)?\b", re.IGNORECASE)
+# The user speaking about themselves beyond this project.
+_ACROSS_PROJECTS = re.compile(
+    r"\b(?:in|across|for) (?:all|every|each|any) (?:of )?(?:my |our )?(?:projects?|repos?|repositories|"
+    r"codebases?)\b|\b(?:in|for) (?:every|any|each) (?:project|repo|codebase)\b|\bwhatever the project\b"
+    r"|\beverywhere\b|\bglobally\b|\bi (?:always|never|usually|generally|normally|tend to)\b"
+    r"|\bas a (?:general )?rule\b|\bin general\b|\bmy (?:default|usual|general) (?:style|preference|rule)",
+    re.IGNORECASE,
+)
+_LOCAL = re.compile(
+    r"\b(?:in|for|of|on) (?:this|our) (?:repo|repository|project|codebase|app|code|file|branch|page|"
+    r"screen|component|module|service)\b|\bhere\b",
+    re.IGNORECASE,
+)
+# A request about something in the work at hand, not a taste: "I want the Matin icon like the
+# Journee one", "can you make the header blue".
+_REQUEST = re.compile(
+    r"\bi (?:want|need|would like|'d like) (?:the|a|an|this|that|these|those|it|you|to)\b"
+    r"|\b(?:can|could|would|will) you\b|\blike the \w+ one\b|^(?:please )?(?:make|add|change|fix|"
+    r"move|rename|remove|put|use) (?:the|a|an|this|that|it)\b|\?\s*$",
+    re.IGNORECASE,
+)
 _FOLLOW_UP = re.compile(r"^(?:this is because|that's because|because|otherwise|so |which means)", re.I)
 # "That's the bug - ..." means little without the sentence before it.
 _ANAPHOR = re.compile(r"^(?:that|this|it)(?:'s| is| was)\b", re.IGNORECASE)
@@ -173,13 +204,16 @@ def extract_lexical(
 
 
 def score_global_confidence(text: str, project_words: Iterable[str]) -> float:
-    """How sure we are that a statement holds outside this project (no paths, names, code)."""
+    """How sure we are that a statement holds outside this project. Conservative: only a
+    statement about the user across projects ("in all my projects", "I always ...") is global;
+    a request about this project's things, a local cue ("in this repo") or a name, path or
+    code in it keeps it here."""
     lowered = text.casefold()
-    if _IDENTIFIER.search(text) or _PATHISH.search(text):
+    if _IDENTIFIER.search(text) or _PATHISH.search(text) or _LOCAL.search(text) or _REQUEST.search(text):
         return 0.1
     if any(w and w.casefold() in lowered for w in project_words):
         return 0.1
-    return 0.85
+    return 0.85 if _ACROSS_PROJECTS.search(text) else UNSURE_GLOBAL_CONFIDENCE
 
 
 def _sentences(text: str) -> list[tuple[str, str, str]]:

@@ -102,7 +102,10 @@ def test_a_because_follow_up_is_kept_with_its_sentence() -> None:
 
 def test_general_preferences_go_global_and_specific_ones_stay() -> None:
     found = lexical(
-        user("I prefer short answers without bullet lists. I prefer `ruff` over black in cortex.")
+        user(
+            "In all my projects I prefer short answers without bullet lists. "
+            "I prefer `ruff` over black in cortex."
+        )
     )
     general, specific = sorted(found, key=lambda c: "ruff" in c.content)
     assert general.scope is Scope.GLOBAL and general.global_confidence >= 0.8
@@ -110,9 +113,9 @@ def test_general_preferences_go_global_and_specific_ones_stay() -> None:
 
 
 def test_project_words_make_a_preference_project_specific() -> None:
-    (found,) = lexical(user("I prefer that spotter logs stay quiet."), words=frozenset({"spotter"}))
+    (found,) = lexical(user("I always prefer that spotter logs stay quiet."), words=frozenset({"spotter"}))
     assert found.scope is Scope.PROJECT
-    assert score_global_confidence("I prefer quiet logs.", ["spotter"]) > 0.8
+    assert score_global_confidence("I always prefer quiet logs.", ["spotter"]) > 0.8
 
 
 def test_candidates_per_chunk_are_capped_best_first() -> None:

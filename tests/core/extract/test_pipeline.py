@@ -90,7 +90,7 @@ def test_explicit_tags_from_user_and_assistant_become_high_confidence_candidates
         (MemoryType.DECISION, "Store offsets in bytes because JSONL is UTF-8."),
     ]
     assert all(c.confidence == 0.9 and c.priority == 7 for c in explicit)
-    assert explicit[0].scope is Scope.GLOBAL  # nothing project-specific in it
+    assert explicit[0].scope is Scope.PROJECT  # nothing says it reaches beyond this project
     assert explicit[1].summary == "Store offsets in bytes because JSONL is UTF-8."
 
 

@@ -1,0 +1,109 @@
+"""Global vs project, conservatively: only statements about the user across projects are global;
+feature requests and chit-chat are never preferences of any scope. And the bare word
+"architecture" (praise, checklists) is no architecture memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex.core.extract.explicit import extract_explicit
+from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, extract_lexical, score_global_confidence
+from cortex.core.extract.transcript import Message, parse_chunk
+from cortex.core.model import Candidate, MemoryType, Scope
+from tests.support.transcript_builders import jsonl, prompt_record, text_record
+
+
+def said(prompt: object, reply: str = "") -> list[Message]:
+    """A typed prompt (and a reply) parsed from 2.1.x records."""
+    records = [prompt_record(prompt)]
+    if reply:
+        records.append(text_record("msg_1", reply, "a1"))
+    return list(parse_chunk(jsonl(records), 0).messages)
+
+
+def lexical(prompt: object, reply: str = "") -> list[Candidate]:
+    return [c for c, _ in extract_lexical(said(prompt, reply))]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "I want the Matin icon like the Journée one, with the same rounded corners.",
+        [{"type": "text", "text": "I want the settings page to look like the profile page please."}],
+        "I like it a lot, thanks for the quick turnaround on this one!",
+        "I want you to rename every handler in the billing module to match.",
+    ],
+)
+def test_feature_requests_and_chit_chat_are_not_preferences(prompt: object) -> None:
+    assert [c for c in lexical(prompt) if c.type is MemoryType.PREFERENCE] == []
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "In this repo, I prefer small commits with imperative subject lines.",
+        "I prefer small commits with imperative subject lines.",
+        "Please never push to main without asking me first.",
+        "I prefer tabs here because the formatter config expects them.",
+    ],
+)
+def test_preferences_without_a_cross_project_cue_stay_in_the_project(prompt: str) -> None:
+    (found,) = lexical(prompt)
+    assert found.type is MemoryType.PREFERENCE
+    assert found.scope is Scope.PROJECT and found.global_confidence < GLOBAL_SCOPE_MIN_CONFIDENCE
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "In all my projects I prefer small commits with imperative subject lines.",
+        "I always prefer small commits with imperative subject lines.",
+        "Across all my repos, please never push to main without asking me first.",
+    ],
+)
+def test_statements_about_the_user_across_projects_go_global(prompt: str) -> None:
+    (found,) = lexical(prompt)
+    assert found.type is MemoryType.PREFERENCE and found.scope is Scope.GLOBAL
+
+
+def test_an_explicit_preference_tag_is_scoped_the_same_way() -> None:
+    messages = said(
+        "[MEMORY: preference] I want the Matin icon like the Journée one.\n\n"
+        "[MEMORY: preference] Answer in British English.\n\n"
+        "[MEMORY: preference] In every project I want answers in British English."
+    )
+    scopes = [c.scope for c, _ in extract_explicit(messages)]
+    assert scopes == [Scope.PROJECT, Scope.PROJECT, Scope.GLOBAL]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I always run the formatter before I commit.", 0.85),
+        ("In this repo, I always run the formatter before I commit.", 0.1),
+        ("I always want `ruff` before a commit.", 0.1),
+        ("Could you always run the formatter before committing?", 0.1),
+        ("Answer in British English.", 0.4),
+    ],
+)
+def test_global_confidence(text: str, expected: float) -> None:
+    assert score_global_confidence(text, []) == expected
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Great architecture overall, the separation between the parser and the store is really clean.",
+        "- [x] Architecture review of the new payment module with the whole team",
+        "I reviewed the architecture docs and the onboarding guide for the new hires today.",
+    ],
+)
+def test_the_bare_word_architecture_is_no_architecture_memory(reply: str) -> None:
+    found = lexical("how does it look overall, any concerns left to handle?", reply)
+    assert [c for c in found if c.type is MemoryType.ARCHITECTURE] == []
+
+
+def test_an_architecture_statement_still_is_one() -> None:
+    reply = "The architecture separates capture from recall: hooks enqueue and a worker writes the store."
+    (found,) = lexical("how is this put together?", reply)
+    assert found.type is MemoryType.ARCHITECTURE
