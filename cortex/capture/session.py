@@ -15,7 +15,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cortex.app import Cortex
@@ -23,8 +23,19 @@ from cortex.capture import write as writer
 from cortex.capture.queue import QueueEntry
 from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_sourced
 from cortex.core.extract.transcript import Message, Role, parse_chunk
-from cortex.core.model import Candidate, Memory, Scope, Source
+from cortex.core.model import (
+    Candidate,
+    Edge,
+    EdgeStatus,
+    EdgeType,
+    Memory,
+    MemoryType,
+    Scope,
+    Source,
+    Status,
+)
 from cortex.core.write.apply import WriteOutcome
+from cortex.core.write.state import STATE_TAG, branch_key, newest_states, plan_state_supersession
 from cortex.errors import CortexError
 from cortex.shell.failpoints import failpoint
 from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
@@ -164,11 +175,44 @@ def _commit_chunk(
         malformed,
         closed,
     )
+    outcomes: list[WriteOutcome] = []
     with store.transaction():
-        outcomes = writer.write_batch(cx, store, [_item(s, git) for s in local])
+        for turn in _by_turn(local):  # as a Stop hook per turn would have written them
+            others = [s for s in turn if STATE_TAG not in s.candidate.tags]
+            outcomes += writer.write_batch(cx, store, [_item(s, git) for s in others])
+            latest = [s for s in turn if STATE_TAG in s.candidate.tags]
+            states = writer.write_batch(cx, store, [_item(s, git) for s in latest])
+            _supersede_states(cx, store, [o.memory for o in states])
+            outcomes += states
         store.write_cursor(row, cx.now())
     failpoint("capture.after_chunk_commit")  # the chunk's memories and its cursor, both or neither
     report.count(outcomes)
+
+
+def _by_turn(found: Sequence[SourcedCandidate]) -> list[list[SourcedCandidate]]:
+    """Consecutive candidates grouped by the turn they come from."""
+    groups: list[list[SourcedCandidate]] = []
+    for s in found:
+        if not groups or groups[-1][-1].turn_end != s.turn_end:
+            groups.append([])
+        groups[-1].append(s)
+    return groups
+
+
+def _supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -> None:
+    """Mark the state notes the latest report replaces as superseded (history keeps them)."""
+    newest = newest_states(latest)
+    if not newest:
+        return
+    now = cx.now()
+    by_branch = {branch_key(m.source.branch): m for m in latest}
+    for old in plan_state_supersession(newest, store.tagged(STATE_TAG, [MemoryType.PROGRESS.value])):
+        changed = replace(old, status=Status.SUPERSEDED, status_changed=now, updated=now)
+        store.update_memory(old, changed, cx.actor, now, "supersede")
+        newer = by_branch[branch_key(old.source.branch)]
+        store.upsert_edge(
+            Edge(newer.id, old.id, EdgeType.SUPERSEDES, 1.0, EdgeStatus.ACTIVE, now), cx.actor, now
+        )
 
 
 def _write_global(
@@ -229,7 +273,7 @@ def _candidates(
 
 
 def _with_session(s: SourcedCandidate, session_id: str) -> SourcedCandidate:
-    return SourcedCandidate(s.candidate, s.end_offset, session_id, s.branch)
+    return replace(s, session_id=session_id)
 
 
 def _llm(cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str) -> list[SourcedCandidate]:
@@ -243,7 +287,7 @@ def _llm(cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str
     cands = llm_candidates(cx, messages, git.context, session_id, recent_commits=git.recent_commits)
     end = max(m.end_offset for m in messages)
     branch = next((m.git_branch for m in reversed(messages) if m.git_branch), git.context.branch)
-    return [SourcedCandidate(c, end, session_id, branch) for c in cands]
+    return [SourcedCandidate(c, end, session_id, branch, end) for c in cands]
 
 
 # -- a transcript that lags behind the Stop hook ----------------------------------------------

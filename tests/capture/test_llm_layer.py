@@ -253,7 +253,10 @@ def test_heuristic_candidates_are_stored_when_the_llm_fails(
 ) -> None:
     api.messages_script.extend(scripted)
     outcomes = worker_pass(project)
-    assert outcomes and all(o.action == "stored" for o in outcomes)
+    # Every heuristic candidate is written: stored, or folded into a near-duplicate the same
+    # turn produced (the closing report restates the test run).
+    assert outcomes and all(o.action in ("stored", "reinforced") for o in outcomes)
+    assert any(o.action == "stored" for o in outcomes)
     assert any("WAL mode" in o.memory.content for o in outcomes)
     assert all(SECRET not in o.memory.content for o in outcomes)
     assert any(expect_log in line for line in logs.lines)

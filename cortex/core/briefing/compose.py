@@ -28,12 +28,12 @@ from cortex.core.budget import estimate_tokens, pack, pack_by_type
 from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.recall.ranking import BriefingWeights, rank_for_briefing
 from cortex.core.redact.injection import is_instruction_like
+from cortex.core.write.state import branch_key
 
 MAX_BRIEFING_CHARS = 9_500  # Claude Code inlines hook output only below 10,000 characters
 DEFAULT_BUDGET_TOKENS = 1_500
 MIN_ENTRY_TOKENS = 8  # `- <id> · <type> · <date>` plus one word already costs more
 PINNED_MAX_SHARE = 0.5  # pinned notes lead, but cannot crowd out every type
-DEFAULT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "development", "dev"})
 DEFAULT_WEIGHTS = BriefingWeights()
 
 
@@ -93,9 +93,10 @@ class Briefing:
 
 
 def is_other_feature_branch(memory: Memory, branch: str | None) -> bool:
-    """True for notes recorded on a feature branch that is not the current one."""
-    recorded = memory.source.branch
-    return bool(recorded) and recorded != branch and recorded not in DEFAULT_BRANCHES
+    """True for notes recorded on a feature branch that is not the current one (a detached
+    `HEAD` counts as the default branch, on either side)."""
+    recorded = branch_key(memory.source.branch)
+    return bool(recorded) and recorded != branch_key(branch)
 
 
 def plan_eligible(memories: Sequence[Memory], part: BriefingPart, branch: str | None) -> list[Memory]:

@@ -9,12 +9,15 @@ from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.markers import extract_lexical
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.structural import extract_structural, relative_path
+from cortex.core.extract.summary import extract_reports
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
+from cortex.core.extract.turns import split_turns
 from cortex.core.model import Candidate, Layer
 from cortex.core.redact.secrets import redact, redact_value
 from cortex.core.text import content_hash, first_line_summary, normalize_text
+from cortex.core.write.state import STATE_TAG
 
-MAX_CANDIDATES_PER_CHUNK = 60
+MAX_CANDIDATES_PER_TURN = 60
 MAX_FILES_PER_CANDIDATE = 10
 DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
 # Tool input fields the layers read; the rest (file contents, diffs) is never kept.
@@ -38,6 +41,7 @@ class SourcedCandidate:
     end_offset: int
     session_id: str | None
     branch: str | None
+    turn_end: int = 0  # where the candidate's turn ends: candidates of one turn are written together
 
 
 def extract_candidates(
@@ -63,15 +67,32 @@ def extract_sourced(
     clean = redact_messages(messages)
     git = git or GitContext()
     words = _project_words(project_root, git.branch)
+    out: list[SourcedCandidate] = []
+    # One turn at a time, so a session read turn by turn and in one go yield the same candidates.
+    for turn in split_turns(clean):
+        out.extend(_turn_candidates(turn, project_root, git, words, include_layers))
+    return out
+
+
+def _turn_candidates(
+    turn: Sequence[Message],
+    project_root: str | None,
+    git: GitContext,
+    words: frozenset[str],
+    include_layers: Collection[Layer],
+) -> list[SourcedCandidate]:
     raw: list[tuple[Candidate, Message]] = []
+    untagged = [strip_memory_tags(m) for m in turn]  # what layer 1 took is not found again
     if Layer.EXPLICIT in include_layers or Layer.USER in include_layers:
-        raw.extend(extract_explicit(clean, project_words=words, layers=include_layers))
+        raw.extend(extract_explicit(turn, project_words=words, layers=include_layers))
     if Layer.STRUCTURAL in include_layers:
-        raw.extend(extract_structural(clean, project_root=project_root))
+        raw.extend(extract_structural(turn, project_root=project_root))
+        raw.extend(extract_reports(untagged))
     if Layer.LEXICAL in include_layers:
-        raw.extend(extract_lexical([strip_memory_tags(m) for m in clean], project_words=words))
+        raw.extend(extract_lexical(untagged, project_words=words))
     out: list[SourcedCandidate] = []
     seen: set[str] = set()
+    turn_end = max((m.end_offset for m in turn), default=0)
     for candidate, message in raw:
         finished = _finish(candidate, message, project_root, git)
         key = content_hash(finished.content)
@@ -79,10 +100,13 @@ def extract_sourced(
             continue
         seen.add(key)
         branch = message.git_branch or git.branch
-        out.append(SourcedCandidate(finished, message.end_offset, message.session_id, branch))
-        if len(out) >= MAX_CANDIDATES_PER_CHUNK:
+        out.append(SourcedCandidate(finished, message.end_offset, message.session_id, branch, turn_end))
+        if len(out) >= MAX_CANDIDATES_PER_TURN:
             break
-    return out
+    # Reported state goes last: the use case supersedes older states once the turn is written.
+    return [s for s in out if STATE_TAG not in s.candidate.tags] + [
+        s for s in out if STATE_TAG in s.candidate.tags
+    ]
 
 
 def redact_messages(messages: Sequence[Message]) -> list[Message]:

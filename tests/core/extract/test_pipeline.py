@@ -205,9 +205,9 @@ def test_sourced_candidates_carry_offset_session_and_branch() -> None:
 
 # --- the real transcripts ------------------------------------------------------------------------
 
-EXPECTED_COUNTS = {
-    "sample_main_transcript.jsonl": (2, 6),
-    "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl": (8, 30),
+EXPECTED_COUNTS = {  # each turn's closing report adds its sections
+    "sample_main_transcript.jsonl": (5, 12),
+    "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl": (15, 40),
 }
 
 

@@ -1,0 +1,251 @@
+"""Layer 2b, turn reports: what the assistant reported at the end of each turn. Pure.
+
+Claude Code ends most turns with a report of what was found, decided and changed ("Root cause:
+...", "Current setup: ...", "Recommendation: ..."). It is the densest record of the turn, so each
+section of it (cut at its headings, decoration and long code removed) becomes a memory typed by
+its heading: a cause or fix is a gotcha, a recommendation a decision, a structure an
+architecture note, a rule a convention, anything else context. Sections that report state
+("Done", "Current status", "Verification results") are progress tagged `turn-state`: the
+capture use case keeps only the latest turn's state per branch, because a state reported midway
+is usually false by the end. Labelled lines ("Root cause: ...", "Decision: ...") also become
+short typed memories, which fit on one briefing line. Narration ("Let me check ...") and API
+error banners are not reports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cortex.core.extract.transcript import Message, Role
+from cortex.core.extract.turns import split_turns
+from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.write.state import STATE_TAG
+
+REPORT_TAG = "turn-report"
+FINDING_TAG = "turn-finding"
+MIN_SECTION_WORDS = 12
+MAX_SECTION_CHARS = 700
+MAX_CODE_LINES = 4  # a fenced block longer than this is output or a listing, not a finding
+MAX_HEADING_WORDS = 8
+MIN_ITEM_WORDS = 5
+MAX_ITEM_CHARS = 320
+MAX_ITEMS_PER_TURN = 8
+REPORT_CONFIDENCE = 0.6
+REPORT_PRIORITY = 4
+ITEM_CONFIDENCE = 0.65
+ITEM_PRIORITY = 6
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# Decoration that carries no words: emoji and pictographs, box drawing, arrows, dingbats.
+_DECORATION = re.compile(
+    "[\u2190-\u21ff\u2500-\u259f\u25a0-\u25ff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d\U0001f000-\U0001faff]"
+)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*")
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+_SPACES = re.compile(r"[ \t]{2,}")
+_NARRATION = re.compile(
+    r"^(?:let me|let's|now let me|now i(?:'ll| will)?|i'll|i will|i'm going to|first,? let me|"
+    r"next,? (?:let me|i'll))\b",
+    re.IGNORECASE,
+)
+_ERROR_BANNER = re.compile(r"^(?:API Error|Request timed out|Claude AI usage limit)", re.IGNORECASE)
+
+# What a section's heading (or first line) says it is; the first pattern that matches wins.
+_SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), kind)
+    for pattern, kind in (
+        (
+            r"\b(?:done|complete[d]?|fixed|resolved|verified|verification|results?|status|summary|"
+            r"changes|changed|implemented|implementation|created|added|updated|features?|"
+            r"success(?:fully)?|working|ready|applied|deployed|progress|what (?:i|we|was) )",
+            MemoryType.PROGRESS,
+        ),
+        (
+            r"\b(?:root cause|causes?|problems?|issues?|why|gotchas?|pitfalls?|caveats?|warnings?|"
+            r"important|lessons?|insights?|fix(?:es)?|solutions?|workarounds?|errors?|bugs?)\b",
+            MemoryType.GOTCHA,
+        ),
+        (
+            r"\b(?:decisions?|decided|recommend(?:ed|ation|ations)?|verdict|approach|trade-?offs?|"
+            r"rationale|chosen|plan)\b",
+            MemoryType.DECISION,
+        ),
+        (
+            r"\b(?:architecture|structure|design|how it works|components?|data model|schema|flow)\b",
+            MemoryType.ARCHITECTURE,
+        ),
+        (r"\b(?:conventions?|rules?|guidelines?|style|workflow)\b", MemoryType.PATTERN),
+    )
+)
+
+# A labelled line: "Root cause: ...", "**Decision**: ...".
+_LABEL = re.compile(r"^\s*([A-Za-z][A-Za-z /'-]{1,40}?)\s*[:：]\s*(.+)$")
+_LABEL_TYPES: dict[str, MemoryType] = {
+    **dict.fromkeys(
+        (
+            "root cause", "cause", "problem", "the problem", "issue", "the issue", "why", "gotcha",
+            "pitfall", "caveat", "warning", "important", "note", "lesson", "lesson learned",
+            "key insight", "insight", "fix", "the fix", "solution", "workaround",
+        ),
+        MemoryType.GOTCHA,
+    ),
+    **dict.fromkeys(
+        (
+            "decision", "final decision", "decided", "recommendation", "verdict", "approach",
+            "chosen approach", "rationale",
+        ),
+        MemoryType.DECISION,
+    ),
+    **dict.fromkeys(("convention", "rule"), MemoryType.PATTERN),
+    **dict.fromkeys(("architecture", "design"), MemoryType.ARCHITECTURE),
+    **dict.fromkeys(
+        ("todo", "next step", "next steps", "status", "current status", "progress", "remaining"),
+        MemoryType.PROGRESS,
+    ),
+}  # fmt: skip
+
+Found = list[tuple[Candidate, Message]]
+
+
+def extract_reports(messages: Sequence[Message]) -> Found:
+    """Each turn's closing report as typed sections, plus its labelled lines."""
+    found: Found = []
+    for turn in split_turns(messages):
+        final = final_text(turn)
+        if final is None:
+            continue
+        text, message = final
+        lines = clean_report(text)
+        for section in report_sections(lines):
+            found.append((_section_candidate(section), message))
+        for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
+            found.append((_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, FINDING_TAG), message))
+    return found
+
+
+def final_text(turn: Sequence[Message]) -> tuple[str, Message] | None:
+    """The turn's closing prose: the longer of its last two assistant text blocks (a turn often
+    ends with a short sign-off after the real report); None for an API error banner."""
+    texts = [
+        (t, m) for m in turn if m.role is Role.ASSISTANT and not m.is_sidechain for t in m.texts if t.strip()
+    ]
+    if not texts:
+        return None
+    text, message = max(texts[-2:], key=lambda tm: len(tm[0]))
+    if _ERROR_BANNER.match(text.strip()):
+        return None
+    return text, message
+
+
+def clean_report(text: str) -> list[str]:
+    """The report's lines without decoration, emphasis, table rules or long code blocks (a
+    short block's lines are kept as inline code)."""
+    out: list[str] = []
+    block: list[str] = []
+    in_code = False
+    for raw in text.splitlines():
+        if _FENCE.match(raw):
+            if in_code and len(block) <= MAX_CODE_LINES:
+                out.extend(f"`{b.strip()}`" for b in block if b.strip())
+            block, in_code = [], not in_code
+            continue
+        if in_code:
+            block.append(raw)
+            continue
+        line = _DECORATION.sub("", raw)
+        if _TABLE_RULE.match(line):
+            continue
+        line = _EMPHASIS.sub(r"\2", _HEADING.sub("", line)).replace("**", "").replace("|", " ")
+        line = _SPACES.sub(" ", line).strip()
+        if line:
+            out.append(line)
+    return out
+
+
+def word_count(text: str) -> int:
+    """Words for spaced scripts; Chinese, Japanese and Korean count one word per two characters."""
+    return len(text.split()) + len(_CJK.findall(text)) // 2
+
+
+def _is_heading(line: str) -> bool:
+    return not _BULLET.match(line) and not line.startswith("`") and word_count(line) <= MAX_HEADING_WORDS
+
+
+def report_sections(lines: Sequence[str]) -> list[str]:
+    """The report cut before each heading that follows body text; sections that say too little
+    are dropped, long ones cut at a line boundary."""
+    groups: list[list[str]] = [[]]
+    for line in lines:
+        if _is_heading(line) and any(not _is_heading(x) for x in groups[-1]):
+            groups.append([])
+        groups[-1].append(line)
+    return [s for s in (_section_text(g) for g in groups) if s]
+
+
+def _section_text(lines: Sequence[str]) -> str:
+    body = [line for line in lines if not (_NARRATION.match(line) and word_count(line) < MIN_SECTION_WORDS)]
+    text = "\n".join(body).strip()
+    if word_count(text) < MIN_SECTION_WORDS:
+        return ""
+    if len(text) > MAX_SECTION_CHARS:
+        cut = text.rfind("\n", 0, MAX_SECTION_CHARS)
+        text = text[: cut if cut > MAX_SECTION_CHARS // 2 else MAX_SECTION_CHARS].rstrip()
+    return text
+
+
+def section_kind(section: str) -> MemoryType:
+    """What the section's first line says it is (see `_SECTION_KINDS`); context otherwise."""
+    head = section.split("\n", 1)[0]
+    return next((kind for pattern, kind in _SECTION_KINDS if pattern.search(head)), MemoryType.CONTEXT)
+
+
+def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
+    """(type, text) for each "Label: text" line whose label names a finding or a decision; a
+    label alone on its line takes the next line as its text. The nearest heading is kept as
+    the item's subject."""
+    items: list[tuple[MemoryType, str]] = []
+    pending: MemoryType | None = None
+    heading = ""
+    for line in lines:
+        plain = _BULLET.sub("", line).strip()
+        bare = plain.rstrip(":：").strip().casefold()
+        match = _LABEL.match(plain)
+        kind = _LABEL_TYPES.get(match.group(1).strip().casefold()) if match else None
+        if kind is None and bare in _LABEL_TYPES:
+            pending = _LABEL_TYPES[bare]
+            continue
+        if kind is not None and match is not None:
+            body = match.group(2).strip()
+        elif pending is not None:
+            kind, body = pending, plain
+        else:
+            if _is_heading(line):
+                heading = plain.rstrip(":：")
+            continue
+        pending = None
+        if word_count(body) < MIN_ITEM_WORDS:
+            continue
+        subject = heading and heading.casefold() not in body.casefold()
+        items.append((kind, (f"{heading}: {body}" if subject else body)[:MAX_ITEM_CHARS]))
+    return items
+
+
+def _section_candidate(section: str) -> Candidate:
+    kind = section_kind(section)
+    tag = STATE_TAG if kind is MemoryType.PROGRESS else REPORT_TAG
+    return _candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, tag)
+
+
+def _candidate(content: str, kind: MemoryType, confidence: float, priority: int, tag: str) -> Candidate:
+    return Candidate(
+        content=content,
+        type=kind,
+        layer=Layer.STRUCTURAL,
+        confidence=confidence,
+        priority=priority,
+        tags=(tag,),
+    )

@@ -1,0 +1,122 @@
+"""The turn-report layer: each turn's closing report becomes typed sections and labelled lines."""
+
+from __future__ import annotations
+
+from cortex.core.extract.summary import (
+    FINDING_TAG,
+    REPORT_TAG,
+    clean_report,
+    extract_reports,
+    labelled_items,
+    report_sections,
+    section_kind,
+)
+from cortex.core.extract.turns import split_turns
+from cortex.core.model import MemoryType
+from cortex.core.write.state import STATE_TAG
+from tests.support.transcript_builders import assistant, bash, user
+
+REPORT = """## ✅ Issues found & solutions
+
+### Issue 1: OpenAPI docs missing
+**Root Cause**: OpenAPI is disabled unless the app runs in debug mode (openapi_url is None otherwise).
+
+**Solution**: Set `LOG_LEVEL=DEBUG` to expose `/docs` and `/openapi.json` on the server.
+
+```python
+openapi_url="/openapi.json" if is_debug else None
+```
+
+## Current Status
+- The API is running on port 8000 with the single PromptInjection scanner enabled
+- Health checks answer at /healthz and /readyz for the load balancer
+"""
+
+
+def test_a_report_becomes_typed_sections_without_decoration() -> None:
+    found = extract_reports([user("fix the docs please"), assistant(REPORT)])
+    by_tag = {tag: [c for c, _ in found if tag in c.tags] for tag in (REPORT_TAG, STATE_TAG, FINDING_TAG)}
+    state = by_tag[STATE_TAG]
+    assert [c.type for c in state] == [MemoryType.PROGRESS]
+    assert state[-1].content.startswith("Current Status\n- The API is running on port 8000")
+    issue = [c for c in by_tag[REPORT_TAG] if c.type is MemoryType.GOTCHA]
+    assert issue and "LOG_LEVEL=DEBUG" in issue[0].content
+    assert all("✅" not in c.content and "**" not in c.content and "##" not in c.content for c, _ in found)
+    # A short code block is kept as inline code; the labels are also findings of their own.
+    assert any('`openapi_url="/openapi.json" if is_debug else None`' in c.content for c, _ in found)
+    findings = [(c.type, c.content) for c in by_tag[FINDING_TAG]]
+    cause = "OpenAPI is disabled unless the app runs in debug mode (openapi_url is None otherwise)."
+    assert (MemoryType.GOTCHA, f"Issue 1: OpenAPI docs missing: {cause}") in findings
+
+
+def test_only_the_closing_report_of_a_turn_is_read() -> None:
+    turn = [
+        user("why does the build fail?"),
+        assistant("Let me check the build output first.", uses=(bash("cargo build", "error", error=True),)),
+        assistant(
+            "The build fails because the toolchain is Rust 1.70 and the ort crate needs a newer rustc; "
+            "upgrade with rustup update."
+        ),
+    ]
+    found = extract_reports(turn)
+    assert len([c for c, _ in found if REPORT_TAG in c.tags]) == 1
+    assert "Rust 1.70" in found[0][0].content
+    assert all("Let me check" not in c.content for c, _ in found)
+
+
+def test_a_short_sign_off_after_the_report_does_not_hide_it() -> None:
+    long = (
+        "The deployment needs three environment variables on Render: AUTH_TOKEN, LOG_LEVEL and "
+        "the model path, set before the first start."
+    )
+    found = extract_reports([user("what do I set?"), assistant(long), assistant("Ready when you are!")])
+    assert [c.content for c, _ in found if REPORT_TAG in c.tags] == [long]
+
+
+def test_api_error_banners_and_narration_are_not_reports() -> None:
+    banner = "API Error: Claude Code is unable to respond to this request (Usage Policy)."
+    assert extract_reports([user("go"), assistant(banner)]) == []
+    assert extract_reports([user("go"), assistant("Let me look at the files.")]) == []
+
+
+def test_non_english_reports_are_kept_as_context() -> None:
+    text = (
+        "数据库迁移已经完成，所有的查询现在都使用运行时检查的 sqlx 函数，而不是编译时宏。"
+        "这样构建时不再需要 DATABASE_URL 环境变量，也不需要离线缓存文件。"
+    )
+    found = extract_reports([user("继续"), assistant(text)])
+    assert [(c.type, c.content) for c, _ in found] == [(MemoryType.CONTEXT, text)]
+
+
+def test_section_kinds_follow_the_heading() -> None:
+    assert section_kind("Root Cause\nthe port was taken") is MemoryType.GOTCHA
+    assert section_kind("Recommendation\nkeep the pinned version") is MemoryType.DECISION
+    assert section_kind("Architecture overview\nthree services") is MemoryType.ARCHITECTURE
+    assert section_kind("Conventions\nPRs are squash-merged") is MemoryType.PATTERN
+    assert section_kind("Verification Results\nall green") is MemoryType.PROGRESS
+    assert section_kind("The scanner loads one DeBERTa model lazily") is MemoryType.CONTEXT
+
+
+def test_sections_are_cut_at_headings_and_bounded() -> None:
+    lines = clean_report("Intro words\n- " + "word " * 400 + "\n## Next heading\n- " + "more text here " * 5)
+    sections = report_sections(lines)
+    assert len(sections) == 2
+    assert all(len(s) <= 700 for s in sections)
+
+
+def test_a_label_alone_on_its_line_takes_the_next_line() -> None:
+    items = labelled_items(["Decision:", "Use treefmt through nix fmt for all formatting"])
+    assert items == [(MemoryType.DECISION, "Use treefmt through nix fmt for all formatting")]
+    assert labelled_items(["Note: too short"]) == []
+
+
+def test_turns_split_at_answered_prompts_only() -> None:
+    messages = [
+        user("a", offset=1),
+        user("a again", offset=2),
+        assistant("x", offset=3),
+        user("b", offset=4),
+        assistant("y", offset=5),
+    ]
+    turns = split_turns(messages)
+    assert [[m.end_offset for m in t] for t in turns] == [[1, 2, 3], [4, 5]]
