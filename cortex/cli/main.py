@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from cortex.cli import admin, briefing, lifecycle, memory, plugin, portability, setup
+from cortex.cli import admin, briefing, history, lifecycle, memory, plugin, portability, setup
 from cortex.cli.group import cli, exit_quietly
 
 # Every command of `cortex`, in help order. A new command is added here and nowhere else.
@@ -31,6 +31,7 @@ COMMANDS: tuple[click.Command, ...] = (
     portability.index_code,
     portability.export,
     portability.import_cmd,
+    history.history,
     portability.rebuild,
     plugin.hook,
     plugin.demo,
