@@ -20,13 +20,14 @@ from cortex.core.extract.commands import (
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.transcript import Message, Role, ToolUse
-from cortex.core.extract.verdicts import Verdict, parse_test_outcome
+from cortex.core.extract.verdicts import Verdict, is_test_run, parse_test_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
 
 MAX_FILES_LISTED = 8
 MAX_FILES_KEPT = 20
 MAX_DETAIL_CHARS = 160
 MIN_EXPLANATION_WORDS = 6
+EXPLANATION_WINDOW = 3  # messages after a failure where the assistant says why it failed
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 _EXPLAINS = re.compile(
@@ -195,6 +196,15 @@ def _failures(messages: Sequence[Message]) -> Found:
             reported.add(shown)
             content = f"Command failing: `{shown}` ({error})"
             found.append((_candidate(content, MemoryType.CONTEXT, (), 0.5, 3), message))
+        elif error and not is_test_run(shown):
+            # Not retried as such: the fix was another command or an edit. The assistant's
+            # next words say why it failed; without them the failure is noise.
+            start = position[id(message)] + 1
+            why = _explanation(messages[start : start + EXPLANATION_WINDOW])
+            if why:
+                reported.add(shown)
+                content = f"`{shown}` failed ({error}); {why}"
+                found.append((_candidate(content, MemoryType.GOTCHA, (), 0.5, 4), message))
     return found
 
 

@@ -126,6 +126,42 @@ def test_fix_without_an_explanation_is_not_a_gotcha() -> None:
     assert not [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
 
 
+def test_failure_fixed_by_another_command_is_a_gotcha_when_explained() -> None:
+    messages = [
+        user("restart the server"),
+        assistant(
+            uses=(
+                bash(
+                    "uvicorn app:app --port 3000",
+                    "Error: Address already in use (os error 48)",
+                    error=True,
+                    tid="1",
+                ),
+            )
+        ),
+        assistant("Port 3000 is taken because an earlier server process is still running."),
+        assistant(uses=(bash("pkill medianator", "", tid="2"),)),
+    ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert gotcha.content == (
+        "`uvicorn app:app --port 3000` failed (Error: Address already in use (os error 48)); Port 3000 is "
+        "taken because an earlier server process is still running."
+    )
+
+
+def test_unexplained_failure_fixed_by_another_command_is_not_stored() -> None:
+    messages = [
+        user("restart the server"),
+        assistant(
+            uses=(
+                bash("uvicorn app:app", "Error: Address already in use (os error 48)", error=True, tid="1"),
+            )
+        ),
+        assistant("Let me try again.", uses=(bash("pkill medianator", "", tid="2"),)),
+    ]
+    assert [c for c in run(*messages) if c.type is MemoryType.GOTCHA] == []
+
+
 def test_build_command_still_failing_is_context() -> None:
     messages = turn(
         "build it",
