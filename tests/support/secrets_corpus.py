@@ -162,7 +162,7 @@ SECRETS: tuple[SecretSample, ...] = (
         "authorization", "Authorization: Basic ZGVwbG95OnM0bmRib3gtcHc=", "ZGVwbG95OnM0bmRib3gtcHc="
     ),
     SecretSample("bearer", f"send it as bearer {BEARER_TOKEN} in the header", BEARER_TOKEN),
-    SecretSample("high_entropy", f"the signing secret is {RANDOM_B64_44} (rotate monthly)", RANDOM_B64_44),
+    SecretSample("secret", f"the signing secret is {RANDOM_B64_44} (rotate monthly)", RANDOM_B64_44),
     SecretSample("high_entropy", f"use {RANDOM_B62_32} for staging", RANDOM_B62_32),
     SecretSample("high_entropy", f"webhook key {HEX_SECRET_32} was leaked", HEX_SECRET_32),
     SecretSample("private", "my address is <private>221B Baker Street</private> ok", "221B Baker"),

@@ -135,12 +135,13 @@ def _wordy(text: str) -> bool:
 
 
 def _decodes_to_prose(body: str) -> bool:
-    """Base64 of ordinary words (`aGVsbG8gd29ybGQ=`) is not a secret."""
+    """Base64 of ordinary text (`aGVsbG8gd29ybGQ=`, a JSON document) is not key material."""
     padded = body + "=" * (-len(body) % 4)
     try:
         raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
         decoded = raw.decode("ascii")
     except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
         return False
-    letters = sum(ch.isalpha() or ch == " " for ch in decoded)
-    return " " in decoded and decoded.isprintable() and letters >= 0.8 * len(decoded)
+    # Text (prose, JSON, config) rather than key bytes: the decoding view scans what it says.
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
+    return len(decoded) >= 8 and printable == len(decoded) and any(ch in decoded for ch in ' \n":=')

@@ -7,33 +7,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 
+from cortex.core.redact.contexts import redact_contexts
+from cortex.core.redact.decode import redact_encoded
 from cortex.core.redact.entropy import is_random_token
+from cortex.core.redact.lookalikes import protect, restore
 from cortex.core.redact.names import Setting, is_placeholder, secret_name_kind, value_is_secret
+from cortex.core.redact.providers import EXTRA_PROVIDERS, masked
+from cortex.core.redact.providers import Rule as _Rule
+from cortex.core.redact.providers import tok as _tok
 
 REDACTED_PREFIX = "[REDACTED:"
 MAX_VALUE_DEPTH = 64  # tool inputs nest a few levels; deeper is junk, not data
 # A replacement can expose a match next to it (text glued to a key): passes run to a fixpoint.
 MAX_PASSES = 8
+MAX_DECODE_DEPTH = 2  # base64 inside a JSON string inside a URL is as deep as it gets
 
 _PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
 _L = r"(?<![A-Za-z0-9_-])"  # a token starts here
 _R = r"(?![A-Za-z0-9_-])"  # and ends here
-
-
-def _tok(body: str) -> re.Pattern[str]:
-    return re.compile(_L + body + _R)
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    """A provider token with a recognisable shape. `hints` are substrings one of which must be
-    present (a cheap test before the scan); `valid`, when given, rejects look-alikes such as
-    long kebab-case names after "sk-"."""
-
-    kind: str
-    hints: tuple[str, ...]
-    pattern: re.Pattern[str]
-    valid: Callable[[str], bool] | None = None
 
 
 _PEM = re.compile(
@@ -91,6 +82,7 @@ _PROVIDERS: tuple[_Rule, ...] = (
     _Rule("linear", ("lin_api_",), _tok(r"lin_api_[A-Za-z0-9]{40}")),
     _Rule("voyage", ("pa-",), _tok(r"pa-[A-Za-z0-9_-]{40,}"), lambda s: _mixed(s, digits=2)),
     _Rule("jwt", ("eyJ",), _tok(r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*")),
+    *EXTRA_PROVIDERS,
 )
 _URL_PASSWORD = re.compile(
     r"(?i)([a-z][a-z0-9+.-]{1,30}://)([^\s:/?#@'\"<>\[\]]*):([^\s/?#'\"<>]+?)"
@@ -108,13 +100,13 @@ _BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{16,})")
 _ASSIGNMENT = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,60})(?P=q)"
     r"(?P<sep>[ \t]*(?::=|=>|[:=])(?!=)[ \t]*)"
-    r"(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[^\s\"'`,;)}\[\]]+)"
+    r"(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[^\s\"'`,;)}\[\]\\][^\s\"'`,;)}\[\]]*)"
 )
 _FLAG = re.compile(
     r"(?<!\S)(?P<dash>--?)(?P<name>[A-Za-z][A-Za-z0-9_-]{1,40})(?P<sep>=|[ \t]+)"
     r"(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[^\s\"'`]+)"
 )
-_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/_-])")
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{22,}={0,2}(?![A-Za-z0-9+/_-])")
 _URL_REST = re.compile(r"://[^\s'\"<>)\]]+")
 
 
@@ -139,14 +131,33 @@ class _Tally:
 
 
 def redact(text: str) -> Redacted:
-    """Drop <private> spans and replace secrets with [REDACTED:<kind>]; idempotent."""
+    """Drop <private> spans and replace secrets with [REDACTED:<kind>]; idempotent.
+
+    Public look-alikes (integrity hashes, public keys, ids) are set aside first; secrets hidden
+    by an encoding (URL, base64, JSON escapes, wrapped lines) are found in the decoded text and
+    replaced in the original."""
     tally = _Tally()
+    return Redacted(_redact(text, tally, 0), tally.count, tuple(sorted(tally.kinds)))
+
+
+def _redact(text: str, tally: _Tally, depth: int) -> str:
+    text, kept = protect(text)
     for _ in range(MAX_PASSES):
         found = tally.count
         text = _redact_once(text, tally)
         if tally.count == found:
             break  # a fixpoint: redacting the output again changes nothing
-    return Redacted(text, tally.count, tuple(sorted(tally.kinds)))
+    if depth < MAX_DECODE_DEPTH:
+
+        def scan(decoded: str) -> tuple[str, int]:
+            inner = _Tally()
+            cleaned = _redact(decoded, inner, depth + 1)
+            tally.kinds |= inner.kinds
+            return cleaned, inner.count
+
+        text, found = redact_encoded(text, scan)
+        tally.count += found
+    return restore(text, kept)
 
 
 def _redact_once(text: str, tally: _Tally) -> str:
@@ -170,6 +181,7 @@ def _redact_once(text: str, tally: _Tally) -> str:
         text = _BEARER.sub(lambda m: _keep_prefix(m, "bearer", tally), text)
     text = _sub_values(_ASSIGNMENT, text, partial(_assignment, tally=tally))
     text = _sub_values(_FLAG, text, partial(_flag, tally=tally))
+    text = redact_contexts(text, tally.mark)
     return _high_entropy(text, tally)
 
 
@@ -214,6 +226,8 @@ def _mixed(token: str, *, digits: int) -> bool:
 
 def _provider(m: re.Match[str], rule: _Rule, tally: _Tally) -> str:
     if rule.valid is not None and not rule.valid(m.group(0)):
+        return m.group(0)
+    if masked(m.group(0)):
         return m.group(0)
     return tally.mark(rule.kind)
 
