@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.markers import extract_lexical
 from cortex.core.extract.prose import parse_mentioned_paths
+from cortex.core.extract.signals import extract_signals
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
@@ -21,7 +22,8 @@ MAX_CANDIDATES_PER_TURN = 60
 MAX_FILES_PER_CANDIDATE = 10
 DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
 # Tool input fields the layers read; the rest (file contents, diffs) is never kept.
-KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description")
+KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description", "plan")
+MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +90,7 @@ def _turn_candidates(
     if Layer.STRUCTURAL in include_layers:
         raw.extend(extract_structural(turn, project_root=project_root))
         raw.extend(extract_reports(untagged))
+        raw.extend(extract_signals(untagged))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))
     out: list[SourcedCandidate] = []
@@ -174,7 +177,16 @@ def _resolve_files(content: str, project_root: str | None, changed: Sequence[str
 
 
 def _kept_input(tool_input: Mapping[str, object]) -> dict[str, object]:
-    kept = {k: tool_input[k] for k in KEPT_INPUT_FIELDS if isinstance(tool_input.get(k), str)}
+    kept: dict[str, object] = {
+        k: tool_input[k] for k in KEPT_INPUT_FIELDS if isinstance(tool_input.get(k), str)
+    }
+    todos = tool_input.get("todos")
+    if isinstance(todos, list):
+        kept["todos"] = [
+            {"content": t["content"], "status": str(t.get("status", ""))}
+            for t in todos[:MAX_TODOS_KEPT]
+            if isinstance(t, Mapping) and isinstance(t.get("content"), str)
+        ]
     redacted = redact_value(kept)
     return redacted if isinstance(redacted, dict) else {}
 

@@ -19,6 +19,7 @@ from cortex.core.extract.commands import (
     render_command,
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
+from cortex.core.extract.signals import commit_body
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_test_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
@@ -160,7 +161,8 @@ def _commits(turn: _Turn, project_root: str | None) -> Found:
             continue
         added = (relative_path(p, project_root) for p in parse_git_add_paths(command))
         label = f"Committed {sha}: " if sha else "Committed: "
-        content = label + clip(subject, MAX_DETAIL_CHARS)
+        body = commit_body(command)
+        content = label + clip(subject, MAX_DETAIL_CHARS) + (f" ({body})" if body else "")
         found.append(
             (
                 _candidate(content, MemoryType.PROGRESS, tuple(p for p in added if p), 0.6, 4),

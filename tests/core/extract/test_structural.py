@@ -88,7 +88,7 @@ def test_commits_use_git_output_then_the_message() -> None:
     found = run(*turn("commit", from_output, heredoc, rejected))
     assert [c.content for c in found] == [
         "Committed 12e2d10: feat: add OTEL dependencies",
-        "Committed: fix: retry on busy",
+        "Committed: fix: retry on busy (Body)",  # the message body says why
     ]
     assert found[1].files == ("cortex/a.py", "cortex/b.py")
 

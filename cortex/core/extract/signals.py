@@ -1,0 +1,154 @@
+"""Layer 2c, session signals: approved plans, the todo list's last state, the user's standing
+rules, and commit message bodies. Pure.
+
+Claude Code sessions carry these in every language: `ExitPlanMode` holds a plan the user
+approved (a refused plan is not a decision), `TodoWrite` the task list (its last state in a
+turn is where the work stands), and the user's own words set rules ("always run the e2e check",
+"never push to develop", "use X instead").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from cortex.core.extract.summary import clean_report, word_count
+from cortex.core.extract.transcript import Message, Role, ToolUse
+from cortex.core.extract.turns import starts_turn
+from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.write.state import STATE_TAG
+
+MAX_PLAN_CHARS = 900
+MAX_TODOS_LISTED = 12
+MAX_RULE_CHARS = 400
+MIN_RULE_WORDS = 5
+MAX_RULE_WORDS = 80
+MAX_BODY_CHARS = 600
+MAX_RULE_PROMPT_CHARS = 1200  # a longer prompt is mostly pasted material, not the user's rules
+PLAN_TAG = "plan"
+TODO_TAG = "todo"
+RULE_TAG = "user-rule"
+
+# A sentence of the user's that sets a standing rule for the project.
+_RULE = re.compile(
+    r"\b(?:always|never|don'?t ever|do not ever|from now on|every time|make sure (?:to|you)|"
+    r"must(?:n'?t)? (?:always|never|be|use|run)|instead of|rather than|not (?:\w+ )?directly|"
+    r"no,? (?:use|do|we)|stop (?:using|doing))\b",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(r"\?\s*$")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\n+")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\n(.*?)\n\s*\1\b", re.DOTALL)
+_MESSAGE = re.compile(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')")
+
+Found = list[tuple[Candidate, Message]]
+
+
+def extract_signals(turn: Sequence[Message]) -> Found:
+    """Plans, the turn's last todo list and the user's rules, for one turn."""
+    found: Found = []
+    found.extend(_plans(turn))
+    found.extend(_todos(turn))
+    found.extend(_rules(turn))
+    return found
+
+
+def _uses(turn: Sequence[Message], name: str) -> list[tuple[ToolUse, Message]]:
+    return [(u, m) for m in turn if not m.is_sidechain for u in m.tool_uses if u.name == name]
+
+
+def _plans(turn: Sequence[Message]) -> Found:
+    found: Found = []
+    for use, message in _uses(turn, "ExitPlanMode"):
+        plan = use.input.get("plan")
+        if not isinstance(plan, str) or use.result is None or use.result.rejected or use.result.is_error:
+            continue  # a refused or unanswered plan was never agreed
+        text = "\n".join(clean_report(plan))
+        if word_count(text) < MIN_RULE_WORDS:
+            continue
+        if len(text) > MAX_PLAN_CHARS:
+            text = text[
+                : text.rfind("\n", 0, MAX_PLAN_CHARS) if "\n" in text[:MAX_PLAN_CHARS] else MAX_PLAN_CHARS
+            ]
+        found.append((_candidate(f"Approved plan: {text}", MemoryType.DECISION, PLAN_TAG, 0.7, 6), message))
+    return found
+
+
+def _todos(turn: Sequence[Message]) -> Found:
+    last: tuple[ToolUse, Message] | None = None
+    for use, message in _uses(turn, "TodoWrite"):
+        if use.result is None or not use.failed:
+            last = (use, message)
+    if last is None:
+        return []
+    use, message = last
+    todos = use.input.get("todos")
+    if not isinstance(todos, list):
+        return []
+    by_status: dict[str, list[str]] = {}
+    for item in todos:
+        if isinstance(item, Mapping) and isinstance(item.get("content"), str):
+            by_status.setdefault(str(item.get("status", "pending")), []).append(str(item["content"]).strip())
+    done = by_status.get("completed", [])
+    open_ = by_status.get("in_progress", []) + by_status.get("pending", [])
+    if not done and not open_:
+        return []
+    parts = []
+    if open_:
+        parts.append("Open: " + "; ".join(open_[:MAX_TODOS_LISTED]))
+    if done:
+        parts.append("Done: " + "; ".join(done[:MAX_TODOS_LISTED]))
+    content = "Task list. " + ". ".join(parts)
+    return [(_candidate(content, MemoryType.PROGRESS, TODO_TAG, 0.6, 4, state=True), message)]
+
+
+def _rules(turn: Sequence[Message]) -> Found:
+    found: Found = []
+    for message in turn:
+        if message.role is not Role.USER or not starts_turn(message):
+            continue
+        for text in message.texts:
+            if len(text) > MAX_RULE_PROMPT_CHARS:
+                continue
+            for sentence in _SENTENCE.split(text):
+                sentence = " ".join(sentence.split())
+                words = word_count(sentence)
+                if not (MIN_RULE_WORDS <= words <= MAX_RULE_WORDS) or _QUESTION.search(sentence):
+                    continue
+                if _RULE.search(sentence):
+                    rule = sentence[:MAX_RULE_CHARS]
+                    found.append(
+                        (
+                            _candidate(f"The user's rule: {rule}", MemoryType.PATTERN, RULE_TAG, 0.6, 6),
+                            message,
+                        )
+                    )
+    return found
+
+
+def commit_body(command: str) -> str:
+    """The commit message's lines after the subject (heredoc or several -m), or ""."""
+    heredoc = _HEREDOC.search(command)
+    if heredoc:
+        lines = heredoc.group(2).strip().splitlines()
+    else:
+        parts = [a or b for a, b in _MESSAGE.findall(command)]
+        lines = "\n".join(p.replace("\\n", "\n") for p in parts).strip().splitlines()
+    body = " ".join(
+        line.strip() for line in lines[1:] if line.strip() and not line.lstrip().startswith("Co-Authored-By")
+    )
+    return body[:MAX_BODY_CHARS]
+
+
+def _candidate(
+    content: str, kind: MemoryType, tag: str, confidence: float, priority: int, *, state: bool = False
+) -> Candidate:
+    tags = (tag, STATE_TAG) if state else (tag,)
+    return Candidate(
+        content=content,
+        type=kind,
+        layer=Layer.STRUCTURAL,
+        confidence=confidence,
+        priority=priority,
+        tags=tags,
+    )

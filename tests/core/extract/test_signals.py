@@ -1,0 +1,86 @@
+"""Session signals: approved plans, the todo list's last state, the user's rules, commit bodies."""
+
+from __future__ import annotations
+
+from cortex.core.extract.pipeline import extract_candidates
+from cortex.core.extract.signals import PLAN_TAG, RULE_TAG, TODO_TAG, commit_body, extract_signals
+from cortex.core.extract.transcript import ToolResult, ToolUse
+from cortex.core.model import MemoryType
+from cortex.core.write.state import STATE_TAG
+from tests.support.transcript_builders import assistant, user
+
+PLAN = (
+    "## Bun migration\n\n1. Delete package-lock.json and add bun.lock\n"
+    "2. Replace npm-run-all with bun run --parallel"
+)
+
+
+def use(name: str, tool_input: dict[str, object], *, rejected: bool = False, tid: str = "t") -> ToolUse:
+    return ToolUse(tid, name, tool_input, ToolResult(tid, "ok", rejected=rejected))
+
+
+def todos(*items: tuple[str, str]) -> dict[str, object]:
+    return {"todos": [{"content": c, "status": s, "activeForm": c} for c, s in items]}
+
+
+def test_an_approved_plan_is_a_decision_and_a_refused_one_is_not() -> None:
+    approved = extract_signals([user("plan it"), assistant(uses=(use("ExitPlanMode", {"plan": PLAN}),))])
+    assert [(c.type, c.tags) for c, _ in approved] == [(MemoryType.DECISION, (PLAN_TAG,))]
+    assert approved[0][0].content.startswith("Approved plan: Bun migration\n1. Delete package-lock.json")
+    refused = extract_signals(
+        [user("plan it"), assistant(uses=(use("ExitPlanMode", {"plan": PLAN}, rejected=True),))]
+    )
+    assert refused == []
+
+
+def test_the_last_todo_list_of_a_turn_is_a_state_note() -> None:
+    first = use(
+        "TodoWrite", todos(("Add bun.lock", "in_progress"), ("Update vercel.json", "pending")), tid="1"
+    )
+    last = use(
+        "TodoWrite", todos(("Add bun.lock", "completed"), ("Update vercel.json", "in_progress")), tid="2"
+    )
+    found = extract_signals([user("migrate"), assistant(uses=(first,)), assistant(uses=(last,))])
+    assert [(c.type, c.tags) for c, _ in found] == [(MemoryType.PROGRESS, (TODO_TAG, STATE_TAG))]
+    assert found[0][0].content == "Task list. Open: Update vercel.json. Done: Add bun.lock"
+
+
+def test_standing_rules_in_the_users_words_are_conventions() -> None:
+    prompt = "Fix the footer. Never push straight to develop, open a pull request instead. Why is CI red?"
+    found = extract_signals([user(prompt), assistant("ok")])
+    assert [(c.type, c.content) for c, _ in found] == [
+        (MemoryType.PATTERN, "The user's rule: Never push straight to develop, open a pull request instead.")
+    ]
+    assert found[0][0].tags == (RULE_TAG,)
+
+
+def test_questions_assistant_text_and_pasted_material_are_not_rules() -> None:
+    assert (
+        extract_signals([user("Should we always run the e2e check before merging?"), assistant("yes")]) == []
+    )
+    assert extract_signals([user("go"), assistant("I will always run the tests first from now on.")]) == []
+    pasted = "Here is the log:\n" + "12:00:01 make sure to run `convex dev` before deploying\n" * 40
+    assert extract_signals([user(pasted), assistant("ok")]) == []
+
+
+def test_commit_bodies_from_heredocs_and_repeated_messages() -> None:
+    heredoc = (
+        "git commit -m \"$(cat <<'EOF'\nfeat: migrate to Bun\n\n"
+        "- Remove package-lock.json\n- Add bun.lock\n\n"
+        'Co-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)"'
+    )
+    assert commit_body(heredoc) == "- Remove package-lock.json - Add bun.lock"
+    assert (
+        commit_body("git commit -m 'fix: port' -m 'kill the old server first'") == "kill the old server first"
+    )
+    assert commit_body("git commit -m 'subject only'") == ""
+
+
+def test_todo_and_plan_inputs_reach_the_layer_redacted() -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    item = use(
+        "TodoWrite", todos((f"Rotate the token {secret} in CI", "pending"), ("Merge the PR", "completed"))
+    )
+    found = extract_candidates([user("do it"), assistant(uses=(item,))], project_root=None, git=None)
+    (note,) = [c for c in found if TODO_TAG in c.tags]
+    assert secret not in note.content and "Rotate the token" in note.content
