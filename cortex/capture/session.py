@@ -126,7 +126,10 @@ def _read_to_end(
     """Process chunk after chunk until the end of the file; the cursor reached, or None on error."""
     path = Path(entry.transcript_path)
     while True:
-        result = read_new_records(path, cursor, include_sidechains=cx.settings.include_sidechains)
+        # While the session runs, a call whose result is not written yet waits for the next read.
+        result = read_new_records(
+            path, cursor, include_sidechains=cx.settings.include_sidechains, hold_unanswered=not closed
+        )
         if result.error:
             # A session that ended before its first prompt never had a transcript: not a problem.
             missing = result.error.startswith("transcript not found")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from cortex.core.extract.transcript import ParsedChunk, line_identity, parse_chunk
+from cortex.core.extract.transcript import Message, ParsedChunk, Role, line_identity, parse_chunk
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 # Lines are a few KB in practice (28 KB is the longest in the fixtures); the backward search
@@ -44,8 +44,11 @@ def read_new_records(
     max_bytes: int = MAX_READ_BYTES,
     *,
     include_sidechains: bool = False,
+    hold_unanswered: bool = False,
 ) -> ReadResult:
-    """Parse the lines appended since `cursor`, at most `max_bytes` per call; never raises."""
+    """Parse the lines appended since `cursor`, at most `max_bytes` per call; never raises.
+    `hold_unanswered` (a session still running): a tool call at the end of the file whose
+    result is not written yet is left, with what follows it, for the next read."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -58,12 +61,12 @@ def read_new_records(
         return _failed(cursor, f"transcript path is not a regular file: {path}")
     try:
         with path.open("rb") as handle:
-            return _read(handle, cursor, max(1, max_bytes), include_sidechains)
+            return _read(handle, cursor, max(1, max_bytes), include_sidechains, hold_unanswered)
     except OSError as exc:
         return _failed(cursor, f"cannot read transcript {path}: {exc.strerror or exc}")
 
 
-def _read(handle: BinaryIO, cursor: Cursor, max_bytes: int, sidechains: bool) -> ReadResult:
+def _read(handle: BinaryIO, cursor: Cursor, max_bytes: int, sidechains: bool, hold: bool) -> ReadResult:
     size = os.fstat(handle.fileno()).st_size
     if b"\x00" in _pread(handle, 0, min(size, _SNIFF_BYTES)):
         return _failed(cursor, "not a transcript: the file starts with binary data")
@@ -71,8 +74,13 @@ def _read(handle: BinaryIO, cursor: Cursor, max_bytes: int, sidechains: bool) ->
     start = 0 if reason else cursor.offset
     data = _pread(handle, start, min(size - start, max_bytes))
     chunk = parse_chunk(data, start, include_sidechains=sidechains)
-    last = chunk.last_uuid if chunk.lines else (None if reason else cursor.last_uuid)
     more = len(data) == max_bytes and start + len(data) < size
+    # Never end a read between a tool call and its result: the two would be parsed apart.
+    cut = _turn_boundary(chunk, start) if more else _unfinished_tail(chunk, start) if hold else None
+    if cut is not None:
+        data = data[: cut - start]
+        chunk = parse_chunk(data, start, include_sidechains=sidechains)
+    last = chunk.last_uuid if chunk.lines else (None if reason else cursor.last_uuid)
     if chunk.lines == 0 and more:
         # One line longer than a whole read: skip it as malformed instead of stalling here.
         skip_to = _next_line_start(handle, start + len(data), size)
@@ -87,6 +95,39 @@ def _read(handle: BinaryIO, cursor: Cursor, max_bytes: int, sidechains: bool) ->
         restarted=bool(reason),
         reason=reason,
     )
+
+
+def _turn_boundary(chunk: ParsedChunk, start: int) -> int | None:
+    """Where a read that stopped at its byte limit should end: before the last prompt of the
+    chunk (a turn's calls and results then stay together), else before the first call whose
+    result is not in the chunk; None when neither leaves anything to read."""
+    messages = chunk.messages
+    prompts = [i for i, m in enumerate(messages) if _is_prompt(m)]
+    unanswered = [i for i, m in enumerate(messages) if any(u.result is None for u in m.tool_uses)]
+    for index in (prompts[-1] if prompts else None, unanswered[0] if unanswered else None):
+        if index:  # 0 or None: nothing would be left before it
+            cut = max(m.end_offset for m in messages[:index])
+            if cut > start:
+                return cut
+    return None
+
+
+def _unfinished_tail(chunk: ParsedChunk, start: int) -> int | None:
+    """Where the finished part of a read ends when its last turn has a call still waiting for
+    its result (the client writes the result when the tool returns): before that turn's
+    prompt, so the turn is read whole later; None when nothing waits."""
+    messages = chunk.messages
+    prompts = [i for i, m in enumerate(messages) if _is_prompt(m)]
+    waiting = [i for i, m in enumerate(messages) if any(u.result is None for u in m.tool_uses)]
+    if not waiting or (prompts and prompts[-1] > waiting[-1]):
+        return None  # nothing waits, or a later prompt: the call was abandoned
+    first = next(i for i in waiting if not any(p > i for p in prompts))
+    turn_start = max((p for p in prompts if p <= first), default=first)
+    return max((m.end_offset for m in messages[:turn_start]), default=start)
+
+
+def _is_prompt(message: Message) -> bool:
+    return message.role is Role.USER and bool(message.texts or message.command)
 
 
 def _mismatch(handle: BinaryIO, cursor: Cursor, size: int) -> str | None:

@@ -79,18 +79,17 @@ def parse_chunk(data: bytes, start_offset: int, *, include_sidechains: bool = Fa
             skipped += 1
             last_identity = _identity(None, raw)
             continue
-        obj = _loads(raw)
-        last_identity = _identity(obj, raw)
-        if obj is None:
+        records = _loads_records(raw)
+        last_identity = _identity(records[-1] if records else None, raw)
+        if not records:
             malformed += 1
             continue
         try:
-            kept = scan.take(obj, end)
+            kept = [scan.take(obj, end) for obj in records]
         except Exception:  # the format is internal and changes between versions: never stop capture
-            kept = False
             malformed += 1
             continue
-        if not kept:
+        if not any(kept):
             skipped += 1
     return ParsedChunk(
         messages=_finish(scan.pending),
@@ -101,6 +100,19 @@ def parse_chunk(data: bytes, start_offset: int, *, include_sidechains: bool = Fa
         lines=lines,
         compact_boundaries=tuple(scan.boundaries),
     )
+
+
+def _loads_records(raw: bytes) -> list[dict[str, object]]:
+    """The records of one line: one object, or the objects of an array (a `chat.json`-style
+    log written as one JSON array on a line); [] when the line holds none."""
+    if raw.lstrip()[:1] != b"[":
+        obj = _loads(raw)
+        return [obj] if obj is not None else []
+    try:
+        items = json.loads(raw.decode("utf-8")) if b"\x00" not in raw else None
+    except (ValueError, RecursionError):
+        return []
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
 def _loads(raw: bytes) -> dict[str, object] | None:

@@ -106,7 +106,10 @@ def parse_tool_result(block: Mapping[str, object], top: object) -> ToolResult | 
 
 
 def _flatten(content: object) -> str:
-    parts = [clean_text(b.get("text")) for b in parse_blocks(content) if b.get("type") == "text"]
+    texts = [b.get("text") for b in parse_blocks(content) if b.get("type") == "text"]
+    # Clip each text to its head and tail first: a test summary is on the last lines of output
+    # megabytes long, and no more than the kept part is ever copied.
+    parts = [clean_text(_clip(t)) for t in texts if isinstance(t, str)]
     return "\n".join(p for p in parts if p)
 
 
