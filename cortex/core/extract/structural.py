@@ -14,7 +14,6 @@ from cortex.core.extract.commands import (
     is_git_commit,
     is_same_command,
     parse_commit,
-    parse_error_line,
     parse_git_add_paths,
     render_command,
 )
@@ -186,7 +185,7 @@ def _failures(messages: Sequence[Message]) -> Found:
         shown = render_command(command)
         if shown in reported:
             continue
-        error = clip(parse_error_line(use.result.content), MAX_DETAIL_CHARS)
+        error = error_digest(use.result.content)
         fixed = _later_success(calls[index + 1 :], shown)
         if fixed is not None:
             why = _explanation(messages[position[id(message)] + 1 : position[id(fixed)] + 1])
@@ -208,6 +207,26 @@ def _failures(messages: Sequence[Message]) -> Found:
                 content = f"`{shown}` failed ({error}); {why}"
                 found.append((_candidate(content, MemoryType.GOTCHA, (), 0.5, 4), message))
     return found
+
+
+_ERROR_WORDS = re.compile(
+    r"(?:error|exception|failed|fatal|not found|no such|denied|traceback|cannot|can't|unable|"
+    r"invalid|refused|missing|undefined|not allowed|blocked|already in use|no matches)",
+    re.IGNORECASE,
+)
+_NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
+MAX_ERROR_LINES = 3
+MAX_ERROR_CHARS = 300
+
+
+def error_digest(output: str) -> str:
+    """The first lines of a failure's output that name the error (up to three, bounded), else
+    its first line; `Exit code N` preambles and bare `error:` lines say nothing."""
+    lines = [" ".join(ln.split()) for ln in output.splitlines()]
+    lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
+    named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
+    chosen = (named or lines[:1])[:MAX_ERROR_LINES]
+    return clip(" / ".join(chosen), MAX_ERROR_CHARS)
 
 
 def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> Message | None:

@@ -197,3 +197,19 @@ def test_relative_path() -> None:
     assert relative_path(ROOT, ROOT) is None
     assert relative_path("a/b.py", ROOT) == "a/b.py"
     assert relative_path("/x/b.py", None) == "/x/b.py"
+
+
+def test_a_failures_error_digest_keeps_the_lines_that_name_the_error() -> None:
+    from cortex.core.extract.structural import error_digest
+
+    output = (
+        "Exit code 1\nerror:\n  building derivation\n"
+        "error: Cannot build '/nix/store/x-driver.drv'.\n"
+        "testScript:3: 'json' imported but unused\n"
+        "error: 1 dependencies failed\nerror: 2 more"
+    )
+    assert error_digest(output) == (
+        "error: Cannot build '/nix/store/x-driver.drv'. / error: 1 dependencies failed / error: 2 more"
+    )
+    assert error_digest("Exit code 2\nsomething odd happened") == "something odd happened"
+    assert len(error_digest("error: " + "x" * 1000)) <= 300
