@@ -150,10 +150,33 @@ def _exit_status(command: str, text: str, run: _Run, is_error: bool, exit_code: 
     return 1 if is_error else 0
 
 
-def _locate(command: str) -> _Run | None:
-    """The last pipeline that runs a test command, and whether the line's status is its own."""
+def parse_command_outcome(command: str, output: str, *, is_error: bool, exit_code: int | None) -> RunOutcome:
+    """The outcome of a build, install, lint or run command by the same rules: its own exit
+    status when the command line shows it (not `| tail`'s), and build failures in the output
+    whatever the status; a test command is judged as one."""
+    if is_test_run(command):
+        return parse_test_outcome(command, output, is_error=is_error, exit_code=exit_code)
+    text = output.strip()
+    run = _locate(command, test=False)
+    if run is None or _NO_OUTCOME.search(text[:300]):
+        return RunOutcome(Verdict.UNKNOWN)
+    status = _exit_status(command, text, run, is_error, exit_code)
+    not_started = _NOT_STARTED.search(text)
+    if (not_started and status != 0) or status in NOT_STARTED_EXIT_CODES:
+        return RunOutcome(Verdict.NOT_STARTED, not_started.group(0).strip() if not_started else "")
+    build = _BUILD_FAILED.search(text)
+    if build is not None:
+        return RunOutcome(Verdict.FAILED, _line_at(text, build.start()))
+    if status is None:
+        return RunOutcome(Verdict.UNKNOWN)
+    return RunOutcome(Verdict.FAILED, parse_error_line(text)) if status else RunOutcome(Verdict.PASSED)
+
+
+def _locate(command: str, *, test: bool = True) -> _Run | None:
+    """The last pipeline that runs a test command (or, `test=False`, the last pipeline of the
+    line that is not an `echo`), and whether the line's exit status is its own."""
     masked = _QUOTED.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], command)
-    if not is_test_command(masked):
+    if test and not is_test_command(masked):
         # The test command is inside quotes (`bash -c "cd x && pytest"`): read it unmasked.
         if not is_test_command(command):
             return None
@@ -164,7 +187,13 @@ def _locate(command: str) -> _Run | None:
         pieces.append((op, masked[start : m.start()]))
         start, op = m.end(), m.group(0)
     pieces.append((op, masked[start:]))
-    index = max((i for i, (_, text) in enumerate(pieces) if is_test_command(text)), default=None)
+    if test:
+        index = max((i for i, (_, text) in enumerate(pieces) if is_test_command(text)), default=None)
+    else:
+        heads = [i for i, (o, t) in enumerate(pieces) if o not in ("|", "|&") and t.strip()]
+        index = max((i for i in heads if not _HARMLESS_AFTER.match(pieces[i][1])), default=None)
+        if index is None:
+            return None
     if index is None:  # the test words span an operator (`uv run pytest` split oddly): no status
         return _Run(False, bool(_INFO_ONLY.search(masked)))
     info_only = bool(_INFO_ONLY.search(pieces[index][1]))

@@ -10,7 +10,13 @@ import pytest
 
 from cortex.core.extract.structural import extract_structural
 from cortex.core.extract.transcript import parse_chunk
-from cortex.core.extract.verdicts import RunOutcome, Verdict, is_test_run, parse_test_outcome
+from cortex.core.extract.verdicts import (
+    RunOutcome,
+    Verdict,
+    is_test_run,
+    parse_command_outcome,
+    parse_test_outcome,
+)
 from tests.support.transcript_builders import (
     INTERRUPTED_FOR_TOOL,
     REJECT_ACTION,
@@ -214,3 +220,25 @@ def test_not_started_has_the_reason() -> None:
     assert outcome.verdict is NOT_STARTED and "cd: api: No such file or directory" in outcome.summary
     npm = parse_test_outcome("npm test", 'npm ERR! Missing script: "test"', is_error=True, exit_code=1)
     assert npm.verdict is NOT_STARTED
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "is_error", "verdict"),
+    [
+        ("cargo build 2>&1 | tail -3", "error: could not compile `demo` (4 previous errors)", False, FAIL),
+        ("npm run build 2>&1 | tail -5", "Failed to compile.\n./app/page.tsx", False, FAIL),
+        ("npm run build 2>&1 | tail -5", "Compiled successfully in 4.2s", False, UNKNOWN),
+        ("npm run build", "Compiled successfully in 4.2s", False, PASS),
+        ("npm run build", "Exit code 1\nsomething broke in the bundler", True, FAIL),
+        ("cd web && npm run build", "Exit code 1\nbash: line 1: cd: web: No such file or directory", True,
+         NOT_STARTED),
+        ("npm run build; echo done", "done", False, UNKNOWN),
+        ("npm run build && echo built", "built", False, PASS),
+        ("npm run build", "Command timed out after 2m 0s", True, UNKNOWN),
+        ("pytest -q | tail -2", "1 failed, 3 passed", False, FAIL),
+    ],
+)  # fmt: skip
+def test_build_and_run_commands_follow_the_same_evidence_rules(
+    command: str, output: str, is_error: bool, verdict: Verdict
+) -> None:
+    assert parse_command_outcome(command, output, is_error=is_error, exit_code=None).verdict is verdict
