@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from cortex.cli import admin, briefing, history, lifecycle, memory, plugin, portability, setup
+from cortex.cli import admin, briefing, history, lifecycle, memory, plugin, portability, serve, setup
 from cortex.cli.group import cli, exit_quietly
 
 # Every command of `cortex`, in help order. A new command is added here and nowhere else.
@@ -34,6 +34,7 @@ COMMANDS: tuple[click.Command, ...] = (
     history.history,
     portability.rebuild,
     plugin.hook,
+    serve.mcp_cmd,
     plugin.demo,
 )
 for _command in COMMANDS:
