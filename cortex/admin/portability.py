@@ -11,6 +11,8 @@ from typing import Any, TextIO
 from cortex.app import Cortex
 from cortex.core.graph import normalize_edge_type
 from cortex.core.model import Edge, Memory, Scope, ScopeFilter, Status
+from cortex.core.redact.gate import sanitise_memory
+from cortex.core.redact.secrets import redact_value
 from cortex.core.serial import (
     dumps,
     edge_from_dict,
@@ -178,7 +180,7 @@ def _import_memories(
     inserted: set[str] = set()
     now = cx.now()
     for m in section.memories:
-        m = replace(m, scope=store.scope)
+        m = sanitise_memory(replace(m, scope=store.scope))  # an import is a write like any other
         current = store.get(m.id)
         if current is not None:
             mapping[m.id] = m.id
@@ -251,7 +253,8 @@ def _journal_to_copy(section: Section, inserted: set[str]) -> list[dict[str, Any
                 out.append(row)
         elif mid is not None and mid in inserted:
             out.append(row)
-    return out
+    # The history is stored text too: its payloads (content, summaries, tags) go through redaction.
+    return [{**row, "payload": redact_value(row.get("payload"))} for row in out]
 
 
 def import_section(cx: Cortex, store: StoreAdmin, section: Section) -> ImportReport:

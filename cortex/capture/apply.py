@@ -13,6 +13,7 @@ from cortex.app import Cortex, looks_like_id, new_id
 from cortex.core.lifecycle.decay import plan_restore
 from cortex.core.model import Candidate, Edge, EdgeStatus, EdgeType, Memory, Source
 from cortex.core.recall import query
+from cortex.core.redact.gate import sanitise_source
 from cortex.core.text import jaccard, word_set
 from cortex.core.write.apply import WriteEffect, WriteOutcome, effect_of, new_memory, reinforced
 from cortex.core.write.gate import WriteAction, WritePlan
@@ -29,7 +30,7 @@ def apply_plan(
     effect = effect_of(plan)
     memory: Memory
     if plan.action is WriteAction.INSERT:
-        memory = new_memory(new_id(), cand, store.scope, source, now)
+        memory = new_memory(new_id(), cand, store.scope, sanitise_source(source), now)
         store.insert_memory(memory, cx.actor, now)
     else:
         current = store.get(plan.target_id or "")

@@ -26,8 +26,8 @@ from cortex.core.model import (
     Source,
     Status,
 )
-from cortex.core.redact.secrets import redact
-from cortex.core.text import content_hash, normalize_text
+from cortex.core.redact.gate import clean_summary, sanitise_text
+from cortex.core.text import content_hash
 from cortex.core.write.apply import DEFAULT_PRIORITY, new_memory
 from cortex.errors import InputError, NotFound
 from cortex.store.port import MemoryStore
@@ -139,8 +139,12 @@ def _refreshed(cx: Cortex, old: Memory, content: str, summary: str) -> Memory:
 
 def _write_pair(cx: Cortex, store: MemoryStore, pair: CodePair, rel: str) -> tuple[str, Memory | None]:
     """Insert or update one pair inside the caller's transaction: (action, description to embed)."""
-    code = normalize_text(redact(pair.code).text)
-    prose = normalize_text(redact(pair.description).text)
+    code, prose = sanitise_text(pair.code), sanitise_text(pair.description)
+    pair = replace(
+        pair,
+        code_summary=clean_summary(pair.code_summary),
+        description_summary=clean_summary(pair.description_summary),
+    )
     tags = (pair.key, pair.symbol.language)
     found = store.tagged(pair.key, CODE_TYPES)
     old_code = next((m for m in found if m.type is MemoryType.CODE), None)

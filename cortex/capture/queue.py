@@ -24,6 +24,7 @@ QUEUE_DIR = "queue"
 SUFFIX = ".json"
 BAD_SUFFIX = ".bad"
 MAX_ENTRY_BYTES = 1_000_000
+QUEUE_FILE_MODE = 0o600  # the entry may quote the session: readable by its owner only
 # The Stop payload's last message is only a fallback for a lagging transcript: its head is enough.
 MAX_MESSAGE_CHARS = 200_000
 _COUNTER = itertools.count()
@@ -62,7 +63,7 @@ def write_entry(store_dir: Path, entry: QueueEntry) -> Path:
     path = queue_dir(store_dir) / name
     data = asdict(entry)
     data["last_assistant_message"] = entry.last_assistant_message[:MAX_MESSAGE_CHARS]
-    atomic_write(path, json.dumps(data, ensure_ascii=False))
+    atomic_write(path, json.dumps(data, ensure_ascii=False), mode=QUEUE_FILE_MODE)
     return path
 
 

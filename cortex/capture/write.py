@@ -17,8 +17,8 @@ from cortex.capture.apply import apply_plan
 from cortex.capture.embed import embed_memories, memory_text
 from cortex.core.model import Candidate, Scope, Source
 from cortex.core.recall import query
-from cortex.core.redact.secrets import redact
-from cortex.core.text import content_hash, jaccard, normalize_text, word_set
+from cortex.core.redact.gate import sanitise_candidate
+from cortex.core.text import content_hash, jaccard, word_set
 from cortex.core.write import gate
 from cortex.core.write.apply import WriteOutcome
 from cortex.errors import InputError
@@ -72,9 +72,9 @@ def candidate_scope(cand: Candidate) -> Scope:
 
 
 def redacted(cand: Candidate) -> Candidate:
-    """The candidate with secrets and private text removed and its content normalised."""
-    red = redact(cand.content)
-    return replace(cand, content=normalize_text(red.text), summary=redact(cand.summary).text)
+    """The candidate through the sanitising gate: secrets and private text removed from its
+    text, tags and files made plain bounded data, its content normalised."""
+    return sanitise_candidate(cand)
 
 
 def plan_candidate(

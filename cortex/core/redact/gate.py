@@ -1,0 +1,117 @@
+"""The sanitising gate every write passes: text redacted, metadata made plain data. Pure.
+
+Content and summaries lose secrets and <private> spans (`secrets.redact`). Metadata (tags,
+branch names, paths, session ids, commits) is data too: it is redacted, stripped of control,
+line-break, zero-width, bidi and tag characters, and bounded in length, so no field can carry a
+line of its own into the rules file or SessionStart output. The same cleaning runs again when
+metadata is rendered (`display_field`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import replace
+
+from cortex.core.model import Candidate, Memory, Source
+from cortex.core.redact.secrets import redact
+from cortex.core.text import content_hash, normalize_text
+
+MAX_TAG_CHARS = 512  # code index keys are `path:Symbol.method`
+MAX_SUMMARY_CHARS = 2000
+MAX_TAGS = 32
+MAX_BRANCH_CHARS = 200
+MAX_PATH_CHARS = 512
+MAX_FILES = 64
+MAX_ID_CHARS = 128
+# Characters that change how text reads without being visible: zero-width, bidi controls,
+# the tag block (U+E0000-E007F), line and paragraph separators.
+INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2028\u2029"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
+)
+_SPACE_RUN = re.compile(r"\s+")
+_MARKER_OPEN = re.compile(r"<!--|-->")
+
+
+def plain_line(value: str, limit: int) -> str:
+    """`value` as one plain line: no control, invisible or line-break characters, comment
+    markers defused, spaces collapsed, at most `limit` characters."""
+    text = INVISIBLE.sub("", unicodedata.normalize("NFC", value))
+    text = "".join(" " if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text)
+    text = _MARKER_OPEN.sub(lambda m: "<!-" if m.group(0) == "<!--" else "->", text)
+    text = _SPACE_RUN.sub(" ", text).strip()
+    return text[:limit].rstrip()
+
+
+def clean_field(value: str, limit: int) -> str:
+    """A metadata field as stored: one plain line with secrets redacted."""
+    return plain_line(redact(plain_line(value, limit * 4)).text, limit)
+
+
+def display_field(value: str | None, limit: int) -> str:
+    """A metadata field as rendered: one plain line (no redaction: stored text went through
+    the gate; this guards what older versions stored)."""
+    return plain_line(value or "", limit)
+
+
+def clean_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    out = (clean_field(t, MAX_TAG_CHARS) for t in tags[: MAX_TAGS * 2])
+    return tuple(dict.fromkeys(t for t in out if t))[:MAX_TAGS]
+
+
+def clean_files(files: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    out = (clean_field(f, MAX_PATH_CHARS) for f in files[: MAX_FILES * 2])
+    return tuple(dict.fromkeys(f for f in out if f))[:MAX_FILES]
+
+
+def _optional(value: str | None, limit: int) -> str | None:
+    if value is None:
+        return None
+    return clean_field(value, limit) or None
+
+
+def sanitise_text(text: str) -> str:
+    """Content or a summary as stored: redacted and normalised."""
+    return normalize_text(redact(text).text)
+
+
+def clean_summary(summary: str) -> str:
+    """A summary (a heading) as stored: one line, redacted."""
+    return plain_line(redact(summary).text, MAX_SUMMARY_CHARS) if summary else ""
+
+
+def sanitise_source(source: Source) -> Source:
+    return replace(
+        source,
+        session_id=_optional(source.session_id, MAX_ID_CHARS),
+        branch=_optional(source.branch, MAX_BRANCH_CHARS),
+        commit=_optional(source.commit, MAX_ID_CHARS),
+        files=clean_files(source.files),
+    )
+
+
+def sanitise_candidate(cand: Candidate) -> Candidate:
+    """A candidate as the write path stores it."""
+    return replace(
+        cand,
+        content=sanitise_text(cand.content),
+        summary=clean_summary(cand.summary),
+        tags=clean_tags(cand.tags),
+        files=clean_files(cand.files),
+    )
+
+
+def sanitise_memory(m: Memory) -> Memory:
+    """A whole memory arriving from outside (an import): every text field through the gate;
+    the content hash follows the content."""
+    content = sanitise_text(m.content)
+    return replace(
+        m,
+        id=plain_line(m.id, MAX_ID_CHARS),
+        content=content,
+        summary=clean_summary(m.summary),
+        tags=clean_tags(m.tags),
+        source=sanitise_source(m.source),
+        content_hash=content_hash(content) if content != m.content else m.content_hash,
+    )
