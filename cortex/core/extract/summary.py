@@ -58,10 +58,14 @@ _ERROR_BANNER = re.compile(r"^(?:API Error|Request timed out|Claude AI usage lim
 _SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), kind)
     for pattern, kind in (
+        # Where things stand, and what is not settled yet (answers about the current state,
+        # options, hypotheses, instructions for the user): all superseded by a later report.
         (
-            r"\b(?:done|complete[d]?|fixed|resolved|verified|verification|results?|status|summary|"
-            r"changes|changed|implemented|implementation|created|added|updated|features?|"
-            r"success(?:fully)?|working|ready|applied|deployed|progress|what (?:i|we|was) )",
+            r"^(?:yes|no)\b|\b(?:done|complete[d]?|fixed|resolved|verified|verification|results?|"
+            r"status|summary|changes|changed|implemented|implementation|created|added|updated|"
+            r"features?|success(?:fully)?|working|ready|applied|deployed|progress|committed|pushed|"
+            r"merged|what (?:i|we|was) |now|options?|either|what to do|next steps?|your actions|"
+            r"you need|tell me when|risks?|could|might|may|potential|possible|likely|hypothes[ie]s)\b",
             MemoryType.PROGRESS,
         ),
         (

@@ -95,6 +95,16 @@ def test_section_kinds_follow_the_heading() -> None:
     assert section_kind("Conventions\nPRs are squash-merged") is MemoryType.PATTERN
     assert section_kind("Verification Results\nall green") is MemoryType.PROGRESS
     assert section_kind("The scanner loads one DeBERTa model lazily") is MemoryType.CONTEXT
+    # Answers about the current state, options, hypotheses and instructions are not settled:
+    # they are state notes that a later report supersedes.
+    for unsettled in (
+        "No - project uses npm, not Bun.",
+        "Option A (Recommended): wait and retry",
+        "Possible causes of the 500",
+        "What To Do",
+        "I've committed and pushed the dependency fixes.",
+    ):
+        assert section_kind(unsettled + "\nbody") is MemoryType.PROGRESS, unsettled
 
 
 def test_sections_are_cut_at_headings_and_bounded() -> None:
