@@ -11,7 +11,6 @@ from typing import Any, TextIO
 from cortex.app import Cortex
 from cortex.core.graph import normalize_edge_type
 from cortex.core.model import Edge, Memory, Scope, ScopeFilter, Status
-from cortex.core.redact.gate import sanitise_memory
 from cortex.core.redact.secrets import redact_value
 from cortex.core.serial import (
     dumps,
@@ -21,6 +20,7 @@ from cortex.core.serial import (
     memory_from_dict,
     memory_to_dict,
 )
+from cortex.core.write.sanitise import sanitise_memory
 from cortex.errors import InputError
 from cortex.recall.traverse import refresh_centrality
 from cortex.store.packing import pack

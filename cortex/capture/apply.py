@@ -13,10 +13,10 @@ from cortex.app import Cortex, looks_like_id, new_id
 from cortex.core.lifecycle.decay import plan_restore
 from cortex.core.model import Candidate, Edge, EdgeStatus, EdgeType, Memory, Source
 from cortex.core.recall import query
-from cortex.core.redact.gate import sanitise_source
 from cortex.core.text import jaccard, word_set
 from cortex.core.write.apply import WriteEffect, WriteOutcome, effect_of, new_memory, reinforced
 from cortex.core.write.gate import WriteAction, WritePlan
+from cortex.core.write.sanitise import sanitise_source
 from cortex.store.port import MemoryStore
 
 HINT_STRENGTH = 0.5  # a model's guess at a link, below the gate's own relates_to edges

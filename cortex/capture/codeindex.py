@@ -26,9 +26,9 @@ from cortex.core.model import (
     Source,
     Status,
 )
-from cortex.core.redact.gate import clean_summary, sanitise_text
 from cortex.core.text import content_hash
 from cortex.core.write.apply import DEFAULT_PRIORITY, new_memory
+from cortex.core.write.sanitise import clean_summary, sanitise_text
 from cortex.errors import InputError, NotFound
 from cortex.store.port import MemoryStore
 

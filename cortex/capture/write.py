@@ -17,10 +17,10 @@ from cortex.capture.apply import apply_plan
 from cortex.capture.embed import embed_memories, memory_text
 from cortex.core.model import Candidate, Scope, Source
 from cortex.core.recall import query
-from cortex.core.redact.gate import sanitise_candidate
 from cortex.core.text import content_hash, jaccard, word_set
 from cortex.core.write import gate
 from cortex.core.write.apply import WriteOutcome
+from cortex.core.write.sanitise import sanitise_candidate
 from cortex.errors import InputError
 from cortex.store.port import MemoryStore
 

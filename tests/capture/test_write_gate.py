@@ -76,7 +76,7 @@ def test_every_memory_write_outside_the_store_is_a_known_gated_site() -> None:
 
 def test_the_gated_modules_call_the_gate() -> None:
     for module in ("capture/write.py", "capture/apply.py", "admin/portability.py", "capture/codeindex.py"):
-        assert "cortex.core.redact.gate" in (ROOT / module).read_text(encoding="utf-8"), module
+        assert "cortex.core.write.sanitise" in (ROOT / module).read_text(encoding="utf-8"), module
 
 
 # -- end to end: planted secrets through real write paths ----------------------------------------
