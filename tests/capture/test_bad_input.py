@@ -236,3 +236,57 @@ def test_a_call_left_unanswered_waits_while_the_session_runs_and_is_read_when_it
     assert final.error is None and final.messages == 3  # the unfinished turn, read whole
     row = fcx.write_store(Scope.PROJECT).read_cursor(SESSION)
     assert row is not None and row.byte_offset == path.stat().st_size
+
+
+def client_zoo(version: str) -> list[dict[str, object]]:
+    """The non-conversation records and flags each version writes around a turn."""
+    compact_summary = "This session is being continued from a previous conversation. Summary: ..."
+    records: list[dict[str, object]] = [
+        {"type": "summary", "summary": "Fixing the login page", "leafUuid": "x"},
+        {**prompt_record("Warmup", "w1", version=version), "isSidechain": True},
+        {**text_record("msg_w", "I am ready to help.", "w2", version=version), "isSidechain": True},
+        {
+            **envelope("system", "b1", version),
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+        },
+        {**prompt_record(compact_summary, "cs", version=version), "isCompactSummary": True},
+        prompt_record(
+            "<command-name>/compact</command-name>\n<command-message>compact</command-message>\n"
+            "<command-args></command-args>",
+            "cmd",
+            version=version,
+        ),
+        prompt_record("<local-command-stdout>Compacted</local-command-stdout>", "lc", version=version),
+        {**prompt_record("Caveat: internal", "meta", version=version), "isMeta": True},
+    ]
+    if version >= "2.0":
+        records.append({"type": "file-history-snapshot", "messageId": "m", "snapshot": {}})
+    if version >= "2.1":
+        records += [
+            {"type": "progress", "uuid": "pg", "data": {"type": "hook_progress"}},
+            {"type": "attachment", "uuid": "at", "attachment": {"type": "hook_additional_context"}},
+            {"type": "queue-operation", "operation": "enqueue", "content": "later"},
+            {"type": "last-prompt", "leafUuid": "x"},
+        ]
+    thinking = {"type": "thinking", "thinking": "plan the fix", "signature": "sig"}
+    message = {"id": "msg_th", "type": "message", "role": "assistant", "content": [thinking]}
+    records.append({**envelope("assistant", "th", version), "message": message})
+    return records
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_each_versions_record_zoo_is_skipped_and_the_turns_still_count(
+    fcx: Cortex, tmp_path: Path, version: str
+) -> None:
+    reminder = "<system-reminder>\nThe user opened a file.\n</system-reminder>"
+    records = [
+        *client_zoo(version),
+        *turn(1, version=version, prompt=f"fix the login page and commit\n{reminder}"),
+    ]
+    report = run_capture(fcx, write(tmp_path / "zoo.jsonl", jsonl(records)))
+    assert report.error is None and report.malformed == 0
+    memories = stored(fcx)
+    assert "Committed 0000001: step 1 done" in memories
+    assert not any("continued from a previous conversation" in m or "Warmup" in m for m in memories)
+    assert not any("system-reminder" in m or "Compacted" in m for m in memories)
