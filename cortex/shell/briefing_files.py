@@ -69,6 +69,15 @@ def split_rules_block(text: str) -> tuple[str, str | None, str]:
     return "".join(lines[:begin]), body, "".join(lines[end + 1 :])
 
 
+def defuse_markers(body: str) -> str:
+    """The body with every line that reads as one of cortex's block markers made inert, so no
+    stored text can end (or open) the block."""
+    markers = (BEGIN_MARKER, END_MARKER)
+    return "\n".join(
+        line.replace("<!--", "<!-") if line.strip() in markers else line for line in body.split("\n")
+    )
+
+
 def merge_rules_block(existing: str, body: str | None) -> str:
     """The rules file with cortex's block set to `body` (None removes it); user text is kept.
 
@@ -81,7 +90,7 @@ def merge_rules_block(existing: str, body: str | None) -> str:
         if old_again is None:
             break
         after = rest_before + rest_after
-    block = f"{BEGIN_MARKER}\n{body.strip()}\n{END_MARKER}\n" if body and body.strip() else ""
+    block = f"{BEGIN_MARKER}\n{defuse_markers(body.strip())}\n{END_MARKER}\n" if body and body.strip() else ""
     if old is None:
         # No blank line before the block: removing it later gives back the user's exact text.
         joiner = "" if not existing or existing.endswith("\n") else "\n"

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from cortex.core.budget import truncation_note
 from cortex.core.extract.transcript import BRIEFING_MARKER
 from cortex.core.model import Memory, Status
+from cortex.core.redact.plain import display_field
 from cortex.core.render import attribution, fence
 
 MAX_ENTRY_CHARS = 360  # a briefing line is a pointer; `cortex get ID` shows the whole note
 MAX_STALE_LISTED = 5
 MAX_LISTED_PATH_CHARS = 60
+MAX_FIELD_CHARS = 200  # a branch, path or id shown in the briefing
 STALE_MARK = "(stale: file gone)"
 # Claude Code labels the rules file "project instructions", so the header says plainly what
 # these lines are, as a statement of fact rather than an order (which can trip injection guards).
@@ -41,11 +44,25 @@ def render_entry(memory: Memory, *, stale: bool) -> str:
         cut = text[: MAX_ENTRY_CHARS - 1].rsplit(" ", 1)[0]
         text = (cut or text[: MAX_ENTRY_CHARS - 1]) + "…"
     mark = f" {STALE_MARK}" if stale else ""
-    return f"- {attribution(memory)}{mark}\n  {text}"
+    return f"- {attribution(_displayable(memory))}{mark}\n  {text}"
+
+
+def _displayable(memory: Memory) -> Memory:
+    """The memory with its metadata as plain one-line data (what older versions stored too)."""
+    src = memory.source
+    source = replace(
+        src,
+        branch=display_field(src.branch, MAX_FIELD_CHARS) or None,
+        session_id=display_field(src.session_id, MAX_FIELD_CHARS) or None,
+        commit=display_field(src.commit, MAX_FIELD_CHARS) or None,
+        files=tuple(display_field(f, MAX_FIELD_CHARS) for f in src.files),
+    )
+    return replace(memory, id=display_field(memory.id, MAX_FIELD_CHARS), source=source)
 
 
 def render_header(part: str, branch: str | None) -> str:
     """The marker comment (so cortex never re-learns its own briefing), a title, the disclaimer."""
+    branch = display_field(branch, MAX_FIELD_CHARS)
     where = f" on branch {branch}" if branch else ""
     title = (
         f"## cortex memory: where things stand{where}"
@@ -61,7 +78,8 @@ def render_stale_line(memories: Sequence[Memory], stale: Collection[str]) -> str
     if not flagged:
         return ""
     listed = ", ".join(
-        f"{m.id} ({m.source.files[0][:MAX_LISTED_PATH_CHARS] if m.source.files else '?'})"
+        f"{display_field(m.id, MAX_FIELD_CHARS)} "
+        f"({display_field(m.source.files[0], MAX_LISTED_PATH_CHARS) if m.source.files else '?'})"
         for m in flagged[:MAX_STALE_LISTED]
     )
     more = f" and {len(flagged) - MAX_STALE_LISTED} more" if len(flagged) > MAX_STALE_LISTED else ""
@@ -76,10 +94,11 @@ def render_last_session_line(memories: Sequence[Memory]) -> str:
     newest = max(sessions, key=lambda m: (m.created, m.id))
     sid = newest.source.session_id or ""
     count = sum(1 for m in sessions if m.source.session_id == sid)
-    on = f", branch {newest.source.branch}" if newest.source.branch else ""
+    branch = display_field(newest.source.branch, MAX_FIELD_CHARS)
+    on = f", branch {branch}" if branch else ""
     return (
         f"Last session with notes: {newest.created.strftime('%Y-%m-%d')}{on}, "
-        f"session {sid[:8]}, {count} note(s)."
+        f"session {display_field(sid, 8)}, {count} note(s)."
     )
 
 

@@ -4,16 +4,15 @@ Content and summaries lose secrets and <private> spans (`secrets.redact`). Metad
 branch names, paths, session ids, commits) is data too: it is redacted, stripped of control,
 line-break, zero-width, bidi and tag characters, and bounded in length, so no field can carry a
 line of its own into the rules file or SessionStart output. The same cleaning runs again when
-metadata is rendered (`display_field`).
+metadata is rendered (`core/redact/plain.py`).
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import replace
 
 from cortex.core.model import Candidate, Memory, Source
+from cortex.core.redact.plain import plain_line
 from cortex.core.redact.secrets import redact
 from cortex.core.text import content_hash, normalize_text
 
@@ -24,35 +23,11 @@ MAX_BRANCH_CHARS = 200
 MAX_PATH_CHARS = 512
 MAX_FILES = 64
 MAX_ID_CHARS = 128
-# Characters that change how text reads without being visible: zero-width, bidi controls,
-# the tag block (U+E0000-E007F), line and paragraph separators.
-INVISIBLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2028\u2029"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
-)
-_SPACE_RUN = re.compile(r"\s+")
-_MARKER_OPEN = re.compile(r"<!--|-->")
-
-
-def plain_line(value: str, limit: int) -> str:
-    """`value` as one plain line: no control, invisible or line-break characters, comment
-    markers defused, spaces collapsed, at most `limit` characters."""
-    text = INVISIBLE.sub("", unicodedata.normalize("NFC", value))
-    text = "".join(" " if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text)
-    text = _MARKER_OPEN.sub(lambda m: "<!-" if m.group(0) == "<!--" else "->", text)
-    text = _SPACE_RUN.sub(" ", text).strip()
-    return text[:limit].rstrip()
 
 
 def clean_field(value: str, limit: int) -> str:
     """A metadata field as stored: one plain line with secrets redacted."""
     return plain_line(redact(plain_line(value, limit * 4)).text, limit)
-
-
-def display_field(value: str | None, limit: int) -> str:
-    """A metadata field as rendered: one plain line (no redaction: stored text went through
-    the gate; this guards what older versions stored)."""
-    return plain_line(value or "", limit)
 
 
 def clean_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
