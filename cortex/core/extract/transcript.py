@@ -13,6 +13,7 @@ from cortex.core.extract.transcript_blocks import (
     clean_text,
     is_injected,
     parse_blocks,
+    parse_refusal_feedback,
     parse_tool_result,
     parse_user_text,
 )
@@ -200,6 +201,9 @@ class _Scan:
                 result = parse_tool_result(block, top)
                 if result is not None:
                     acc.results.append(result)
+                    feedback = parse_refusal_feedback(result)
+                    if feedback:  # the user's words in a refusal are a prompt like any other
+                        acc.texts.append(feedback)
         if not (acc.texts or acc.results or acc.command):
             return False
         _add_uuid(acc, obj, end)

@@ -40,6 +40,9 @@ _REJECTED = (
     "Claude requested permissions to use ",
 )
 _BLOCKED_BY_HOOK = re.compile(r"^\S+ operation blocked by hook|^PreToolUse:\S+ hook", re.IGNORECASE)
+# A refusal may carry what the user typed instead: their words, unless the client wrote them.
+_USER_SAID = "To tell you how to proceed, the user said:"
+_CLIENT_SAID = ("The user wants to clarify these questions",)
 _INTERRUPTED = ("[Request interrupted by user", "Interrupted by user")
 _ERROR_PREFIX = re.compile(r"^(?:<tool_use_error>)?(?:Error: )?")
 
@@ -103,6 +106,15 @@ def parse_tool_result(block: Mapping[str, object], top: object) -> ToolResult | 
         exit_match = _EXIT_CODE.match(top)
     exit_code = int(exit_match.group(1)) if exit_match else None
     return ToolResult(tid, content, is_error, rejected, exit_code, interrupted)
+
+
+def parse_refusal_feedback(result: ToolResult) -> str:
+    """What the user typed when refusing a call ("no, use pnpm here"), or ""."""
+    if not result.rejected:
+        return ""
+    _, found, said = result.content.partition(_USER_SAID)
+    said = said.strip()
+    return "" if not found or said.startswith(_CLIENT_SAID) else said
 
 
 def _flatten(content: object) -> str:

@@ -115,3 +115,23 @@ def test_output_that_quotes_a_refusal_is_not_a_refusal() -> None:
     ]
     uses = [u for m in parse_chunk(jsonl(records), 0).messages for u in m.tool_uses]
     assert [u.result is not None and u.result.rejected for u in uses] == [False, False]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_what_the_user_typed_in_a_refusal_is_their_prompt(version: str) -> None:
+    said = f"{REJECT_PROCEED.split(' STOP')[0]} To tell you how to proceed, the user said:\n"
+    typed = "Never use npm in this repo, always use pnpm because the lockfile is pnpm's."
+    records = [
+        prompt_record("install the date library", version=version),
+        bash_use_record("t1", "npm install dayjs", version=version),
+        refused_result_record("t1", said + typed, f"Error: {said}{typed}", version=version),
+        bash_use_record("t2", "pnpm add dayjs", version=version),
+        bash_result_record("t2", "+ dayjs 1.11.13", version=version),
+    ]
+    chunk = parse_chunk(jsonl(records), 0)
+    assert [m.texts for m in chunk.messages if m.texts] == [("install the date library",), (typed,)]
+    (use,) = [u for m in chunk.messages for u in m.tool_uses if u.id == "t1"]
+    assert use.result is not None and use.result.rejected
+    clarify = said + "The user wants to clarify these questions.\n    This means they may have more."
+    chunk = parse_chunk(jsonl([refused_result_record("t9", clarify, "User rejected tool use")]), 0)
+    assert [m.texts for m in chunk.messages] == [()]  # the client's words, not the user's
