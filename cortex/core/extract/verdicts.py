@@ -69,6 +69,12 @@ _NO_OUTCOME = re.compile(
     r"|^\[Request interrupted",
     _M | re.IGNORECASE,
 )
+# A run that found nothing to run passed nothing.
+_NO_TESTS = re.compile(
+    r"\bno tests ran\b|\bno tests? (?:files? )?found\b|\bthere are no tests to run\b|\bcollected 0 items\b"
+    r"|\bRan 0 tests\b|\b0 tests?, 0 failures\b",
+    re.IGNORECASE,
+)
 # `echo "exit=$?"` / `echo ${PIPESTATUS[0]}` in the command, the number in the output.
 _ECHOES_STATUS = re.compile(r"\$\?|\$\{?PIPESTATUS")
 _STATUS_LINE = re.compile(
@@ -108,6 +114,8 @@ def parse_test_outcome(command: str, output: str, *, is_error: bool, exit_code: 
     if not text:  # nothing to read: only the test command's own failure status says anything
         failed = run.status_is_its_own and (is_error or bool(exit_code))
         return RunOutcome(Verdict.FAILED if failed else Verdict.UNKNOWN)
+    if _NO_TESTS.search(text) and not _FAIL_SUMMARY.search(text):
+        return RunOutcome(Verdict.UNKNOWN)
     summaries = _summary_lines(text)
     if summaries:
         failing = [s for s in summaries if _FAIL_SUMMARY.search(s)]

@@ -186,6 +186,8 @@ def test_pipefail_and_an_echoed_status_show_the_real_exit_status() -> None:
         ("a.ts(3,1): error TS2304: no name 'x'.", FAIL, "a.ts(3,1): error TS2304: no name 'x'."),
         ("Failed to compile.\n./app/page.tsx", FAIL, "Failed to compile."),
         ("just some log lines", UNKNOWN, ""),
+        ("collected 0 items\n\n====== no tests ran in 0.01s ======", UNKNOWN, ""),
+        ("There are no tests to run\nFinished in 0.01 seconds\n0 tests, 0 failures", UNKNOWN, ""),
     ],
 )  # fmt: skip
 def test_runner_summaries_behind_a_pipe(output: str, verdict: Verdict, summary: str) -> None:
