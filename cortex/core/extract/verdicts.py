@@ -127,9 +127,9 @@ def parse_test_outcome(command: str, output: str, *, is_error: bool, exit_code: 
     not_started = _NOT_STARTED.search(text)
     if (not_started and status != 0) or status in NOT_STARTED_EXIT_CODES:
         return RunOutcome(Verdict.NOT_STARTED, not_started.group(0).strip() if not_started else "")
-    build = _BUILD_FAILED.search(text)
-    if build is not None:
-        return RunOutcome(Verdict.FAILED, _line_at(text, build.start()))
+    build = _build_failure(text) if status != 0 else None  # a clean own exit status wins
+    if build:
+        return RunOutcome(Verdict.FAILED, build)
     if status is None:
         return RunOutcome(Verdict.UNKNOWN)
     if status:
@@ -172,9 +172,9 @@ def parse_command_outcome(command: str, output: str, *, is_error: bool, exit_cod
     not_started = _NOT_STARTED.search(text)
     if (not_started and status != 0) or status in NOT_STARTED_EXIT_CODES:
         return RunOutcome(Verdict.NOT_STARTED, not_started.group(0).strip() if not_started else "")
-    build = _BUILD_FAILED.search(text)
-    if build is not None:
-        return RunOutcome(Verdict.FAILED, _line_at(text, build.start()))
+    build = _build_failure(text) if status != 0 else None  # a clean own exit status wins
+    if build:
+        return RunOutcome(Verdict.FAILED, build)
     if status is None:
         return RunOutcome(Verdict.UNKNOWN)
     return RunOutcome(Verdict.FAILED, parse_error_line(text)) if status else RunOutcome(Verdict.PASSED)
@@ -212,6 +212,16 @@ def _locate(command: str, *, test: bool = True) -> _Run | None:
     hidden_after = any(o != "&&" or not _HARMLESS_AFTER.match(t) for o, t in rest if t.strip())
     background = any(o == "&" for o, _ in after)
     return _Run(not (hidden_by_pipe or hidden_after or background), info_only)
+
+
+def _build_failure(text: str) -> str:
+    """The first line that shows the code did not build ("" when none); `head` closing the
+    pipe early makes the writer report a broken pipe, which is no failure of the build."""
+    for m in _BUILD_FAILED.finditer(text):
+        line = _line_at(text, m.start())
+        if "broken pipe" not in line.casefold():
+            return line
+    return ""
 
 
 def _line_at(text: str, pos: int) -> str:

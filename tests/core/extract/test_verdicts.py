@@ -238,6 +238,8 @@ def test_not_started_has_the_reason() -> None:
         ("npm run build && echo built", "built", False, PASS),
         ("npm run build", "Command timed out after 2m 0s", True, UNKNOWN),
         ("pytest -q | tail -2", "1 failed, 3 passed", False, FAIL),
+        ("pip install 'numpy<2'", "ERROR: pip's dependency resolver does not account for x", False, PASS),
+        ("nix flake show | head -20", "error: writing to file: Broken pipe", False, UNKNOWN),
     ],
 )  # fmt: skip
 def test_build_and_run_commands_follow_the_same_evidence_rules(
