@@ -11,6 +11,9 @@ from typing import BinaryIO
 from cortex.core.extract.transcript import Message, ParsedChunk, Role, line_identity, parse_chunk
 
 MAX_READ_BYTES = 8 * 1024 * 1024
+# A single line longer than a read (a tool result of megabytes) is read whole up to this; a
+# longer one is skipped as malformed. Memory stays bounded by it.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 # Lines are a few KB in practice (28 KB is the longest in the fixtures); the backward search
 # for the line before the cursor stops here and then trusts the offset.
 MAX_VERIFY_BYTES = 1024 * 1024
@@ -77,6 +80,14 @@ def _read(handle: BinaryIO, cursor: Cursor, max_bytes: int, sidechains: bool, ho
     more = len(data) == max_bytes and start + len(data) < size
     # Never end a read between a tool call and its result: the two would be parsed apart.
     cut = _turn_boundary(chunk, start) if more else _unfinished_tail(chunk, start) if hold else None
+    if more and cut is None and (chunk.lines == 0 or _waiting(chunk)):
+        # The next line (a result of megabytes) is longer than the read: take it whole, up to
+        # MAX_LINE_BYTES, rather than part a call from its result or skip the line.
+        end = _next_line_start(handle, start + len(data), size)
+        if end is not None and end - start <= MAX_LINE_BYTES:
+            data = _pread(handle, start, end - start)
+            chunk = parse_chunk(data, start, include_sidechains=sidechains)
+            more = end < size
     if cut is not None:
         data = data[: cut - start]
         chunk = parse_chunk(data, start, include_sidechains=sidechains)
@@ -95,6 +106,10 @@ def _read(handle: BinaryIO, cursor: Cursor, max_bytes: int, sidechains: bool, ho
         restarted=bool(reason),
         reason=reason,
     )
+
+
+def _waiting(chunk: ParsedChunk) -> bool:
+    return any(u.result is None for m in chunk.messages for u in m.tool_uses)
 
 
 def _turn_boundary(chunk: ParsedChunk, start: int) -> int | None:

@@ -290,3 +290,23 @@ def test_each_versions_record_zoo_is_skipped_and_the_turns_still_count(
     assert "Committed 0000001: step 1 done" in memories
     assert not any("continued from a previous conversation" in m or "Warmup" in m for m in memories)
     assert not any("system-reminder" in m or "Compacted" in m for m in memories)
+
+
+def test_a_tool_result_longer_than_a_whole_read_stays_with_its_call(
+    fcx: Cortex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small = functools.partial(transcript_io.read_new_records, max_bytes=64 * 1024)
+    monkeypatch.setattr(capture, "read_new_records", small)
+    output = "\n".join(f"case {i} ok" for i in range(40_000)) + "\n2 failed, 39998 passed in 40.0s"
+    records = [
+        *turn(1),
+        prompt_record("run everything", "p9"),
+        bash_use_record("t9", "pytest -v"),
+        bash_result_record("t9", output, exit_code=1),  # one line of about 500 KB
+        *turn(2),
+    ]
+    report = run_capture(fcx, write(tmp_path / "t.jsonl", jsonl(records)))
+    assert report.error is None and report.malformed == 0
+    memories = stored(fcx)
+    assert "Tests failing: `pytest -v` (2 failed, 39998 passed in 40.0s)" in memories
+    assert "Committed 0000002: step 2 done" in memories

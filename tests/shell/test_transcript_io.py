@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cortex.core.extract.transcript import parse_chunk
+from cortex.shell import transcript_io
 from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
 from tests.support.transcript_builders import FIXTURES, line, user_record
 
@@ -106,7 +107,21 @@ def test_cursor_off_a_line_boundary_restarts(tmp_path: Path) -> None:
     assert result.restarted and len(result.chunk.messages) == 2
 
 
-def test_line_longer_than_a_read_is_skipped_as_malformed(tmp_path: Path) -> None:
+def test_line_longer_than_a_read_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    huge = line(user_record("x" * 50_000, uuid="big"))
+    path.write_bytes(huge + line(user_record("after", uuid="u2")))
+    results, cursor = read_all(path, Cursor(), max_bytes=4096)
+    assert sum(r.chunk.malformed for r in results) == 0
+    texts = [m.texts for r in results for m in r.chunk.messages]
+    assert texts == [("x" * 50_000,), ("after",)]
+    assert cursor.offset == path.stat().st_size
+
+
+def test_line_longer_than_the_line_limit_is_skipped_as_malformed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transcript_io, "MAX_LINE_BYTES", 20_000)
     path = tmp_path / "s.jsonl"
     huge = line(user_record("x" * 50_000, uuid="big"))
     path.write_bytes(huge + line(user_record("after", uuid="u2")))
