@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cortex.core.extract.commands import (
     clip,
@@ -28,6 +28,7 @@ MAX_FILES_KEPT = 20
 MAX_DETAIL_CHARS = 160
 MIN_EXPLANATION_WORDS = 6
 EXPLANATION_WINDOW = 3  # messages after a failure where the assistant says why it failed
+EDITS_TAG = "edits"  # a turn's edited files: the briefing shows only the latest few
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 _EXPLAINS = re.compile(
@@ -122,7 +123,7 @@ def _edits(turn: _Turn, project_root: str | None) -> Found:
         parts.append(("wrote " if edited else "Wrote ") + _list_files(list(written)))
     content = "; ".join(parts) + _request_note(turn.prompt)
     files = tuple(dict.fromkeys([*edited, *written]))[:MAX_FILES_KEPT]
-    return [(_candidate(content, MemoryType.PROGRESS, files, 0.55, 3), last)]
+    return [(replace(_candidate(content, MemoryType.PROGRESS, files, 0.55, 3), tags=(EDITS_TAG,)), last)]
 
 
 def _tests(turn: _Turn) -> Found:

@@ -249,6 +249,25 @@ def test_progress_from_other_feature_branches_is_left_out() -> None:
     assert "theirs" in on_y and "mine" not in on_y
 
 
+def test_a_detached_head_counts_as_the_default_branch() -> None:
+    items = [
+        mem("head", "Progress: release notes drafted", T.PROGRESS, branch="HEAD"),
+        mem("feature", "Progress: half-done login page", T.PROGRESS, branch="feat/y"),
+    ]
+    assert render_briefing(items, now=NOW, branch="main", part="moment").shown == ("head",)
+    assert set(render_briefing(items, now=NOW, branch="HEAD", part="moment").shown) == {"head"}
+
+
+def test_only_the_latest_lists_of_edited_files_are_briefed() -> None:
+    edits = [
+        mem(f"e{i}", f"Edited src/module_{i}.py", T.PROGRESS, tags=("edits",), age_days=10 - i)
+        for i in range(6)
+    ]
+    other = mem("commit", "Committed abc1234: feat: add the importer", T.PROGRESS, age_days=9)
+    shown = render_briefing([*edits, other], now=NOW, branch="main", part="moment").shown
+    assert set(shown) == {"e3", "e4", "e5", "commit"}
+
+
 # --- stale memories --------------------------------------------------------------------------------
 
 

@@ -39,6 +39,7 @@ def test_edits_in_a_turn_become_one_progress_memory_with_relative_files() -> Non
     )
     assert edit.files == ("cortex/shell/db.py", "cortex/cli.py", "tests/test_db.py")
     assert 0.5 <= edit.confidence <= 0.6 and edit.priority in (3, 4)
+    assert edit.tags == ("edits",)  # the briefing shows only the latest few of these
 
 
 def test_many_files_are_summarised() -> None:
