@@ -26,6 +26,7 @@ from cortex.core.briefing.text import (
     render_text,
 )
 from cortex.core.budget import estimate_tokens, pack, pack_by_type
+from cortex.core.extract.structural import EDITS_TAG
 from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.recall.ranking import BriefingWeights, rank_for_briefing
 from cortex.core.write.state import branch_key
@@ -33,6 +34,7 @@ from cortex.core.write.state import branch_key
 MAX_BRIEFING_CHARS = 9_500  # Claude Code inlines hook output only below 10,000 characters
 DEFAULT_BUDGET_TOKENS = 1_500
 MIN_ENTRY_TOKENS = 8  # `- <id> · <type> · <date>` plus one word already costs more
+MAX_EDIT_NOTES = 3  # "Edited a.py, b.py" notes: where the work was lately, not a history
 PINNED_MAX_SHARE = 0.5  # pinned notes lead, but cannot crowd out every type
 DEFAULT_WEIGHTS = BriefingWeights()
 
@@ -100,7 +102,8 @@ def is_other_feature_branch(memory: Memory, branch: str | None) -> bool:
 
 
 def plan_eligible(memories: Sequence[Memory], part: BriefingPart, branch: str | None) -> list[Memory]:
-    """Memories this part may show, in input order: active, its types, not another branch's work."""
+    """Memories this part may show, in input order: active, its types, not another branch's
+    work, and of the per-turn lists of edited files only the latest few."""
     buckets = PART_BUCKETS[part]
     eligible: list[Memory] = []
     for m in memories:
@@ -110,7 +113,9 @@ def plan_eligible(memories: Sequence[Memory], part: BriefingPart, branch: str | 
         if bucket in MOMENT_BUCKETS and not m.pinned and is_other_feature_branch(m, branch):
             continue
         eligible.append(m)
-    return eligible
+    edits = [m for m in eligible if EDITS_TAG in m.tags and not m.pinned]
+    latest = {m.id for m in sorted(edits, key=lambda m: (m.created, m.id), reverse=True)[:MAX_EDIT_NOTES]}
+    return [m for m in eligible if EDITS_TAG not in m.tags or m.pinned or m.id in latest]
 
 
 def plan_candidates(ranked: Sequence[Memory], budget_tokens: int) -> tuple[list[Memory], list[str]]:
