@@ -8,8 +8,9 @@ edited or missing), the full briefing does. Never both.
 
 With no cache for the session (a new project, right after `cortex import`, a new branch, the
 file channel just switched off), `cortex.briefing.first_render` renders one here from the
-stores, or, for a store too big for the hook's budget, hands over the global part and the
-stable part cached on another branch; either way the hook queues a render for next time.
+stores (the worker caches it after the first turn), or, for a store too big for the hook's
+budget, hands over the global part and the stable part cached on another branch and has the
+hook queue a render for the next session.
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ log = logging.getLogger("cortex.briefing.session_start")
 MAX_CONTEXT_CHARS = 9_500  # Claude Code inlines hook output only below 10,000 characters
 QUIET_SOURCES = frozenset({"resume", "fork"})  # the earlier context is still in the history
 SHORT_SHA = 7
-# Memories rendered inside the hook when nothing is cached (both stores): about 70 µs each on a
-# 2-core machine (read, decode, rank) on top of ~35 ms of imports; above it, the hook hands over
-# what is cached (and the global part) and queues the render.
-INLINE_MAX_MEMORIES = 500
+# Memories rendered inside the hook when nothing is cached (both stores). The render costs
+# ~35-100 ms of imports plus ~0.3-1 ms per memory (ranking, quarantine checks) on a 2-core
+# machine; above this, the hook hands over what is cached (and the global part) and queues the
+# render. Measured in benchmarks/, not asserted by tests.
+INLINE_MAX_MEMORIES = 200
 
 
 def project_dir(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path:
@@ -97,7 +99,7 @@ class StartPlan(NamedTuple):
     """What SessionStart adds, and whether the hook should queue a render of the briefing."""
 
     output: dict[str, Any] | None
-    refresh: bool  # no cache fit this session: render and cache one for the next
+    refresh: bool  # the hook could not render it all: render and cache it now, for the next session
     root: Path
     cwd: Path
 
@@ -172,7 +174,9 @@ def _without_cache(
 ) -> tuple[str, bool]:
     """No cache fits this session: render one here (or its global part), and ask for a render.
 
-    Returns the text and whether a render should be queued (when any memory exists).
+    Returns the text and whether a render should be queued: when the hook could not render
+    the whole briefing (a store too big for its budget, an unreadable config); a briefing it
+    rendered whole is cached by the worker after the session's first turn, as always.
     """
     latest = read_latest_cache(briefing_dir)  # another branch's: its stable part is the same
     fallback = latest.stable if latest else ""
@@ -212,7 +216,8 @@ def _without_cache(
             full=first.full,
             meta={},
         )
-        return plan_context(block, rendered, digests, "", head), True
+        # No render queued: the worker renders and caches this after the session's first turn.
+        return plan_context(block, rendered, digests, "", head), False
     # Too many memories to render here: the cached stable part (unless the rules file carries
     # it) and the global part, which the stable part does not already show.
     stable = plan_context(block, None, digests, fallback, head)

@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +35,8 @@ EVENTS = {
 # Workers started by this process (pids, or Popen objects where posix_spawn is missing), so an
 # in-process caller (tests, the demo) can wait for them and reap them.
 SPAWNED: list[Any] = []
+# Work a hook does once its output is written (SessionStart's queued briefing render).
+AFTER_OUTPUT: list[Callable[[], object]] = []
 
 
 class _LazyFileLog(logging.Handler):
@@ -113,6 +115,7 @@ def main(
     out = sys.stdout if stdout is None else stdout
     if env.get(GUARD_ENV):
         return 0
+    AFTER_OUTPUT.clear()
     try:
         # Until the payload names the project, the session's directory stands in for it.
         _log_to(project_root({}, env), env)
@@ -129,6 +132,8 @@ def main(
         if result is not None:
             out.write(json.dumps(result, ensure_ascii=True) + "\n")
             out.flush()
+        while AFTER_OUTPUT:
+            AFTER_OUTPUT.pop(0)()
     except BaseException as exc:  # fail open: a hook must never hurt the session
         with contextlib.suppress(BaseException):  # even logging may fail (disk full): stay silent
             log.error("%s hook failed: %s: %s", event, type(exc).__name__, exc, exc_info=True)
@@ -156,8 +161,8 @@ def session_start(payload: dict[str, Any], root: Path, env: Mapping[str, str]) -
         plan = plan_session_start(payload, env)
         if plan is not None:
             result = plan.output
-            if plan.refresh:
-                spawn_briefing_refresh(plan.root, plan.cwd, env)
+            if plan.refresh:  # after the output is written: the session reads it first
+                AFTER_OUTPUT.append(lambda: spawn_briefing_refresh(plan.root, plan.cwd, env))
     except Exception as exc:
         log.warning("no briefing this session: %s: %s", type(exc).__name__, exc)
     notice = _maybe_install(root, env)

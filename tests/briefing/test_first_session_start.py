@@ -28,7 +28,7 @@ from cortex.paths import RULES_FILE, STORE_DIR, Paths
 from cortex.plugin import hooks
 from cortex.shell.briefing_files import read_cache
 from cortex.store.sqlite import codec, hook_read
-from tests.support.runtime import LAUNCH, REPO, run_hook
+from tests.support.runtime import DEMO_TRANSCRIPT, LAUNCH, REPO, run_hook
 from tests.test_architecture import HOOK_FORBIDDEN, top_level
 
 WAL = "We chose SQLite WAL mode because several sessions write at once"
@@ -64,16 +64,28 @@ def caches(project: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.json") if p.name != "stable.json") if folder.is_dir() else []
 
 
-def test_a_new_project_with_only_global_memories_gets_them(cx: Cortex, project: Path) -> None:
+def first_turn(project: Path, tmp_path: Path) -> None:
+    """One turn of the session: the Stop hook queues it and the worker captures and re-renders."""
+    transcript = tmp_path / "turn.jsonl"
+    transcript.write_text(DEMO_TRANSCRIPT.read_text("utf-8"), "utf-8")
+    payload = {"session_id": "s-next", "transcript_path": str(transcript), "cwd": str(project)}
+    run_hook("Stop", {**payload, "hook_event_name": "Stop", "last_assistant_message": ""})
+    assert hooks.wait_for_workers(120), "the worker did not finish"
+
+
+def test_a_new_project_with_only_global_memories_gets_them(cx: Cortex, project: Path, tmp_path: Path) -> None:
     remember(cx, TABS, mem_type="preference", scope=Scope.GLOBAL)
     assert not (project / STORE_DIR / "cortex.db").exists()
     text = start(project)
     assert text is not None and TABS in text and "part=full" in text
-    # The queued render cached it: the next session reads the cache (moment only: the rules
-    # file now carries the stable part, global preferences included).
+    assert not (project / STORE_DIR).exists() and hooks.SPAWNED == []  # the hook wrote nothing
+    # After the first turn the worker has cached the briefing: the rules file carries the
+    # stable part (global preferences included), so the next session gets no second copy.
+    first_turn(project, tmp_path)
     assert caches(project)
     assert TABS in (project / RULES_FILE).read_text("utf-8")
-    assert start(project) is None
+    again = start(project)
+    assert again is None or (again.startswith("<!-- cortex:briefing part=moment") and TABS not in again)
 
 
 def test_right_after_cortex_import_the_imported_memories_arrive(
@@ -92,7 +104,7 @@ def test_right_after_cortex_import_the_imported_memories_arrive(
     assert not caches(other)
     text = start(other)
     assert text is not None and WAL in text and PROGRESS in text and "part=full" in text
-    assert caches(other)
+    assert not caches(other)  # rendered in the hook, cached by the worker after the first turn
 
 
 def test_a_new_branch_gets_its_moment_part(cx: Cortex, project: Path) -> None:
@@ -105,7 +117,6 @@ def test_a_new_branch_gets_its_moment_part(cx: Cortex, project: Path) -> None:
     # The rules file carries the stable part; the hook renders this branch's moment part.
     assert text is not None and "part=moment" in text and "on branch feat/new" in text
     assert PROGRESS in text and WAL not in text
-    assert read_cache(cx.paths.briefing_dir, "feat/new", "") is not None
 
 
 def test_the_first_session_after_turning_the_file_channel_off(cx: Cortex, project: Path) -> None:
@@ -119,8 +130,11 @@ def test_the_first_session_after_turning_the_file_channel_off(cx: Cortex, projec
         cache.unlink()
     text = start(project)
     assert text is not None and WAL in text and "part=full" in text
-    # The queued render honours the setting: the block is gone, the cache says so.
-    assert not (project / RULES_FILE).exists()
+    # The worker's next render honours the setting: the block goes, the next session still
+    # gets the full briefing (now from the cache).
+    with Cortex(cx.paths) as fresh:
+        refresh_briefing(fresh)
+    assert not (project / RULES_FILE).exists() and caches(project)
     again = start(project)
     assert again is not None and WAL in again and "part=full" in again
 
