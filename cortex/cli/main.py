@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from cortex.cli import admin, briefing, history, lifecycle, memory, plugin, portability, serve, setup
+from cortex.cli import admin, briefing, history, lifecycle, memory, plugin, portability, scrub, serve, setup
 from cortex.cli.group import cli, exit_quietly
 
 # Every command of `cortex`, in help order. A new command is added here and nowhere else.
@@ -33,6 +33,7 @@ COMMANDS: tuple[click.Command, ...] = (
     portability.import_cmd,
     history.history,
     portability.rebuild,
+    scrub.scrub,
     plugin.hook,
     serve.mcp_cmd,
     plugin.demo,

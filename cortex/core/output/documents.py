@@ -69,6 +69,17 @@ def doctor_to_list(checks: Iterable[Any], settings: Iterable[tuple[str, Any, str
     return [c | {"settings": rows} if c["name"] == "settings" else c for c in out]
 
 
+def scrub_to_dict(reports: Iterable[Any]) -> dict[str, Any]:
+    """`cortex scrub --json`: per store, how many memories it holds, which it changed (id and
+    fields), whether the keyword index was rebuilt, and older journal records still holding
+    redactable text."""
+    stores = [
+        fields_to_dict(r, changed=[{"id": c.id, "fields": list(c.fields)} for c in r.changed])
+        for r in reports
+    ]
+    return {"stores": stores, "changed": sum(len(r.changed) for r in reports)}
+
+
 def recall_to_dict(r: RecallResult) -> dict[str, Any]:
     """A recall with its hits (`cortex recall --json`)."""
     return {
