@@ -152,3 +152,12 @@ def test_the_plugin_starts_it_through_the_launcher(project: Path) -> None:
         return text_of(await client.call_tool("recall", {"query": "WAL mode readers"}))
 
     assert WAL in with_client(project, body, via_launcher=True)
+
+
+def test_without_the_mcp_package_the_command_names_the_extra(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # as if `mcp` were not installed
+    done = CliRunner().invoke(cli, ["-C", str(project), "mcp"])
+    assert done.exit_code == 1
+    assert "needs the `mcp` package" in done.stderr and "cortex-memory[mcp]" in done.stderr
