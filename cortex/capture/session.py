@@ -35,7 +35,14 @@ from cortex.core.model import (
     Status,
 )
 from cortex.core.write.apply import WriteOutcome
-from cortex.core.write.state import STATE_TAG, branch_key, newest_states, plan_state_supersession
+from cortex.core.write.state import (
+    STATE_PREFIX,
+    STATE_TAG,
+    is_state,
+    newest_states,
+    plan_state_supersession,
+    superseded_by,
+)
 from cortex.errors import CortexError
 from cortex.shell.failpoints import failpoint
 from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
@@ -181,9 +188,9 @@ def _commit_chunk(
     outcomes: list[WriteOutcome] = []
     with store.transaction():
         for turn in _by_turn(local):  # as a Stop hook per turn would have written them
-            others = [s for s in turn if STATE_TAG not in s.candidate.tags]
+            others = [s for s in turn if not is_state(s.candidate.tags)]
             outcomes += writer.write_batch(cx, store, [_item(s, git) for s in others])
-            latest = [s for s in turn if STATE_TAG in s.candidate.tags]
+            latest = [s for s in turn if is_state(s.candidate.tags)]
             states = writer.write_batch(cx, store, [_item(s, git) for s in latest])
             _supersede_states(cx, store, [o.memory for o in states])
             outcomes += states
@@ -203,19 +210,21 @@ def _by_turn(found: Sequence[SourcedCandidate]) -> list[list[SourcedCandidate]]:
 
 
 def _supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -> None:
-    """Mark the state notes the latest report replaces as superseded (history keeps them)."""
+    """Mark the state notes the latest turn replaces as superseded (history keeps them)."""
     newest = newest_states(latest)
     if not newest:
         return
     now = cx.now()
-    by_branch = {branch_key(m.source.branch): m for m in latest}
-    for old in plan_state_supersession(newest, store.tagged(STATE_TAG, [MemoryType.PROGRESS.value])):
+    types = [t.value for t in MemoryType]
+    held = {m.id: m for m in store.tagged(STATE_TAG, types)}
+    held.update((m.id, m) for m in store.tag_prefix(STATE_PREFIX, types))
+    for old in plan_state_supersession(newest, list(held.values())):
         changed = replace(old, status=Status.SUPERSEDED, status_changed=now, updated=now)
         store.update_memory(old, changed, cx.actor, now, "supersede")
-        newer = by_branch[branch_key(old.source.branch)]
-        store.upsert_edge(
-            Edge(newer.id, old.id, EdgeType.SUPERSEDES, 1.0, EdgeStatus.ACTIVE, now), cx.actor, now
-        )
+        newer = superseded_by(newest, old)
+        if newer is not None:
+            edge = Edge(newer, old.id, EdgeType.SUPERSEDES, 1.0, EdgeStatus.ACTIVE, now)
+            store.upsert_edge(edge, cx.actor, now)
 
 
 def _write_global(

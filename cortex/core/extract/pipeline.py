@@ -16,7 +16,7 @@ from cortex.core.extract.turns import split_turns
 from cortex.core.model import Candidate, Layer
 from cortex.core.redact.secrets import redact, redact_value
 from cortex.core.text import content_hash, first_line_summary, normalize_text
-from cortex.core.write.state import STATE_TAG
+from cortex.core.write.state import is_state
 
 MAX_CANDIDATES_PER_TURN = 60
 MAX_FILES_PER_CANDIDATE = 10
@@ -107,9 +107,7 @@ def _turn_candidates(
         if len(out) >= MAX_CANDIDATES_PER_TURN:
             break
     # Reported state goes last: the use case supersedes older states once the turn is written.
-    return [s for s in out if STATE_TAG not in s.candidate.tags] + [
-        s for s in out if STATE_TAG in s.candidate.tags
-    ]
+    return [s for s in out if not is_state(s.candidate.tags)] + [s for s in out if is_state(s.candidate.tags)]
 
 
 def redact_messages(messages: Sequence[Message]) -> list[Message]:

@@ -20,14 +20,22 @@ from cortex.core.extract.commands import (
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.signals import commit_body
 from cortex.core.extract.transcript import Message, Role, ToolUse
-from cortex.core.extract.verdicts import Verdict, is_test_run, parse_test_outcome
+from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome, parse_test_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.write.state import state_tag
 
 MAX_FILES_LISTED = 8
 MAX_FILES_KEPT = 20
 MAX_DETAIL_CHARS = 160
 MIN_EXPLANATION_WORDS = 6
 EXPLANATION_WINDOW = 3  # messages after a failure where the assistant says why it failed
+# Builds, linters and type checkers: a success says the code is in a known good state.
+_CHECK = re.compile(
+    r"^(?:cargo (?:build|check|clippy)|go (?:build|vet)|(?:npm|pnpm|yarn|bun) (?:run )?"
+    r"(?:build|lint|typecheck|type-check|check)\b|tsc\b|mypy\b|ruff check\b|eslint\b|"
+    r"flake8\b|pylint\b|make(?: (?:all|build))?$|gradlew? build\b|mvn (?:compile|package|verify)\b|"
+    r"dotnet build\b|swift build\b|xcodebuild\b|docker build\b|next build\b|nix (?:build|flake check)\b)"
+)
 EDITS_TAG = "edits"  # a turn's edited files: the briefing shows only the latest few
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
@@ -76,6 +84,7 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
     for turn in _turns(messages):
         found.extend(_edits(turn, project_root))
         found.extend(_tests(turn))
+        found.extend(_checks(turn))
         found.extend(_commits(turn, project_root))
     found.extend(_failures(messages))
     return found
@@ -146,7 +155,31 @@ def _tests(turn: _Turn) -> Found:
         verdict = "Tests failing" if failed else "Tests passed"
         detail = f" ({clip(summary, MAX_DETAIL_CHARS)})" if summary else ""
         content = f"{verdict}: `{shown}`{detail}"
-        found.append((_candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3), message))
+        candidate = _candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3)
+        found.append((replace(candidate, tags=(state_tag(f"test:{shown}"),)), message))
+    return found
+
+
+def _checks(turn: _Turn) -> Found:
+    """A build, lint or type check whose last run in the turn succeeded: its current state,
+    which replaces an older "Command failing" note of the same command."""
+    last: dict[str, tuple[bool, Message]] = {}
+    for use, message in _calls(turn.messages):
+        command = _command(use)
+        result = use.result
+        if command is None or result is None or result.rejected or result.interrupted:
+            continue
+        shown = render_command(command)
+        if _CHECK.match(shown) and not is_test_run(shown):
+            outcome = parse_command_outcome(
+                command, result.content, is_error=result.is_error, exit_code=result.exit_code
+            )
+            last[shown] = (outcome.verdict is not Verdict.PASSED, message)  # no evidence: no success
+    found: Found = []
+    for shown, (failed, message) in last.items():
+        if not failed:
+            candidate = _candidate(f"`{shown}` succeeds", MemoryType.PROGRESS, (), 0.55, 3)
+            found.append((replace(candidate, tags=(state_tag(f"command:{shown}"),)), message))
     return found
 
 
@@ -197,7 +230,10 @@ def _failures(messages: Sequence[Message]) -> Found:
         elif is_build_command(shown):
             reported.add(shown)
             content = f"Command failing: `{shown}` ({error})"
-            found.append((_candidate(content, MemoryType.CONTEXT, (), 0.5, 3), message))
+            candidate = replace(
+                _candidate(content, MemoryType.CONTEXT, (), 0.5, 3), tags=(state_tag(f"command:{shown}"),)
+            )
+            found.append((candidate, message))
         elif error and not is_test_run(shown):
             # Not retried as such: the fix was another command or an edit. The assistant's
             # next words say why it failed; without them the failure is noise.

@@ -214,3 +214,31 @@ def test_a_failures_error_digest_keeps_the_lines_that_name_the_error() -> None:
     )
     assert error_digest("Exit code 2\nsomething odd happened") == "something odd happened"
     assert len(error_digest("error: " + "x" * 1000)) <= 300
+
+
+def test_a_passing_check_is_the_current_state_of_that_command() -> None:
+    from cortex.core.write.state import state_tag
+
+    ok = bash("pnpm build", "Compiled successfully", tid="1")
+    (note,) = [c for c in run(*turn("build it", ok)) if c.content.startswith("`")]
+    assert note.content == "`pnpm build` succeeds"
+    assert note.tags == (state_tag("command:pnpm build"),)
+    # A pipe through tail hides the exit status: no evidence, no success note.
+    hidden = bash("pnpm build 2>&1 | tail -5", "done", tid="2")
+    assert not [c for c in run(*turn("build it", hidden)) if "succeeds" in c.content]
+    # Not a check: running a server or installing says nothing about the code's state.
+    assert not [c for c in run(*turn("go", bash("npm install", "added 3 packages", tid="3")))]
+
+
+def test_a_failing_build_and_a_test_verdict_are_keyed_states() -> None:
+    from cortex.core.write.state import state_tag
+
+    failing = bash(
+        "tsc --noEmit", "Exit code 2\nsrc/a.ts(1,1): error TS2304: Cannot find name 'x'.", error=True
+    )
+    (note,) = run(*turn("check types", failing))
+    assert note.content.startswith("Command failing: `tsc --noEmit`")
+    assert note.tags == (state_tag("command:tsc --noEmit"),)
+    verdict = bash("pytest -q", "3 passed in 0.1s", tid="2")
+    (passed,) = run(*turn("run tests", verdict))
+    assert passed.tags == (state_tag("test:pytest -q"),)

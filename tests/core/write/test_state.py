@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cortex.core.model import Memory, MemoryType, Scope, Source, Status
-from cortex.core.write.state import STATE_TAG, branch_key, newest_states, plan_state_supersession
+from cortex.core.write.state import (
+    STATE_TAG,
+    branch_key,
+    is_state,
+    newest_states,
+    plan_state_supersession,
+    state_keys,
+    state_tag,
+    superseded_by,
+)
 from tests.conftest import T0
 
 
@@ -41,3 +50,20 @@ def test_untagged_and_inactive_memories_are_left_alone() -> None:
     newest = memory("c", "main")
     assert plan_state_supersession(newest_states([newest]), [plain, gone, newest]) == []
     assert newest_states([replace(newest, tags=())]) == {}
+
+
+def test_keyed_states_replace_only_the_same_key() -> None:
+    failing = memory("a", "main", tags=(state_tag("test:pytest -q"),))
+    other = memory("b", "main", tags=(state_tag("test:npm test"),))
+    report = memory("c", "main")
+    passing = memory("d", "main", tags=(state_tag("test:pytest -q"),))
+    newest = newest_states([passing])
+    assert [m.id for m in plan_state_supersession(newest, [failing, other, report, passing])] == ["a"]
+    assert superseded_by(newest, failing) == "d"
+
+
+def test_state_keys_are_one_bounded_line() -> None:
+    tag = state_tag("command:make\n   all " + "x" * 500)
+    assert "\n" not in tag and len(tag) <= len("state:") + 120
+    assert state_keys((tag, STATE_TAG, "plain")) == {tag[len("state:") :], "report"}
+    assert is_state((STATE_TAG,)) and not is_state(("plain", "edits"))
