@@ -79,7 +79,7 @@ def redact_contexts(text: str, mark: Mark) -> str:
         text = _SSHPASS.sub(lambda m: _replace(m, "password", mark), text)
     if "secret set" in lowered:
         text = _GH_SECRET.sub(lambda m: _replace(m, "secret", mark), text)
-    if "-d" in lowered or "-var" in lowered or "--from-literal" in lowered or "--build-arg" in lowered:
+    if any(flag in text for flag in ("-D", "--set", "-var", "--from-literal", "--build-arg")):
         text = _SETTING.sub(lambda m: _setting(m, mark), text)
     if "machine" in lowered:
         text = _NETRC.sub(lambda m: _replace(m, "password", mark), text)

@@ -17,11 +17,12 @@ from collections.abc import Callable
 Scan = Callable[[str], tuple[str, int]]  # text -> (redacted text, spans replaced)
 PREFIX = "[REDACTED:"
 _JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})(?:[^"\\\n]|\\.)*)"')
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _URL_ENCODED = re.compile(r"[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_=-])")
 _T = r"[A-Za-z0-9+/=_$!#%&*@^~.,:-]"  # characters of tokens and passwords
 # A newline inside a token: a long run of token characters on one side of it.
-_WRAP = re.compile(rf"(?:(?<={_T * 16})\n[ \t]*(?={_T})|(?<={_T})\n[ \t]*(?={_T}{{16}}))")
+_WRAP = re.compile(rf"\n(?:(?<={_T * 16}\n)[ \t]*(?={_T})|(?<={_T}\n)[ \t]*(?={_T}{{16}}))")
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 MAX_JOINS = 2000  # a text with more wrapped lines than this is scanned as it is
 
@@ -32,7 +33,7 @@ def redact_encoded(text: str, scan: Scan) -> tuple[str, int]:
     if "\\" in text:
         text, n = _json_view(text, scan)
         count += n
-    if "%" in text:
+    if "%" in text and _PERCENT.search(text):
         text, n = _url_view(text, scan)
         count += n
     if len(text) >= 24:

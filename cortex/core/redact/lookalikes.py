@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 
 _OPEN, _CLOSE = "\ue000", "\ue001"  # private-use characters: never part of a token
-_PUBLIC: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
+# (hints, pattern): the pattern runs when one hint is in the text, or when the hint regex
+# (one that starts with a literal, so it is fast to search) finds something.
+_PUBLIC: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (hints, re.compile(pattern, re.DOTALL))
     for hints, pattern in (
         (
@@ -40,9 +42,9 @@ _PUBLIC: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
             r"(?<![\w-])(?:ch|cus|pi|pm|price|prod|sub|evt|in|ii|il|po|tr|txn|re|seti|src|card|ba|acct|"
             r"cs|py|si|plan|file|link|du|dp|fr|iv|cn|setatt|ich)_[A-Za-z0-9]{8,32}(?![\w-])",
         ),
-        ((), r"(?<![\w-])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![\w-])"),
+        (re.compile(r"[0-9A-HJKMNP-TV-Z]{26}"), r"(?<![\w-])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![\w-])"),
         (
-            ("-",),
+            re.compile(r"-[a-z0-9]{8,10}-[a-z0-9]{5}(?![\w-])"),
             r"(?<![\w-])[a-z][a-z0-9]{0,30}(?:-[a-z][a-z0-9]{0,30}){0,4}-[a-z0-9]{8,10}-[a-z0-9]{5}(?![\w-])",
         ),
         (("0x",), r"(?<![\w])0x[a-fA-F0-9]{40}(?![\w])"),
@@ -71,7 +73,7 @@ def protect(text: str) -> tuple[str, list[str]]:
         return f"{_OPEN}{len(kept) - 1}{_CLOSE}"
 
     for hints, pattern in _PUBLIC:
-        if not hints or any(h in text for h in hints):
+        if hints.search(text) if isinstance(hints, re.Pattern) else any(h in text for h in hints):
             text = pattern.sub(hold, text)
     return text, kept
 

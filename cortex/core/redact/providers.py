@@ -35,6 +35,7 @@ class Rule:
     hints: tuple[str, ...]
     pattern: re.Pattern[str]
     valid: Callable[[str], bool] | None = None
+    gate: re.Pattern[str] | None = None  # a fast search (literal first) that must match first
 
 
 def masked(token: str) -> bool:
@@ -118,6 +119,7 @@ EXTRA_PROVIDERS: tuple[Rule, ...] = (
         "ably",
         (":",),
         re.compile(r"(?<![\w.-])[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{6}:[A-Za-z0-9_-]{43}(?![\w-])"),
+        gate=re.compile(r":[A-Za-z0-9_-]{43}"),
     ),
     _r("newrelic", "NRAK-", r"NRAK-[A-Z0-9]{27}"),
     _r("newrelic", "NRII-", r"NRII-[A-Za-z0-9_-]{32}"),

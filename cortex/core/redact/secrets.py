@@ -170,7 +170,7 @@ def _redact_once(text: str, tally: _Tally) -> str:
     if "://" in text:
         text = _URL_PASSWORD.sub(lambda m: _url_password(m, tally), text)
     for rule in _PROVIDERS:  # most specific first: `sk-ant-` before `sk-`
-        if any(hint in text for hint in rule.hints):
+        if any(hint in text for hint in rule.hints) and (rule.gate is None or rule.gate.search(text)):
             text = rule.pattern.sub(partial(_provider, rule=rule, tally=tally), text)
     lowered = text.lower()  # cheap substring tests before the case-insensitive scans
     if "aws" in lowered:

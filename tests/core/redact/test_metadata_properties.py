@@ -151,9 +151,13 @@ def test_a_branch_with_a_fake_end_marker_stays_inside_the_block() -> None:
         status=Status.ACTIVE,
         content_hash=content_hash("x"),
     )
-    for memory in (m, replace(m, source=sanitise_source(m.source))):
-        body = render_briefing([memory], now=EPOCH, branch=evil, part="full").text
-        merged = merge_rules_block("# rules\n", body)
-        _, parsed, after = split_rules_block(merged)
-        assert parsed is not None and after == "" and "staging branch" in parsed
-        assert sum(ln.strip() == END_MARKER for ln in merged.split("\n")) == 1
+    # A memory whose metadata carries the marker is withheld as instruction-like ...
+    hostile = render_briefing([m], now=EPOCH, branch="main", part="full")
+    assert m.id in hostile.withheld and m.id not in hostile.text
+    # ... and the current branch name (not a stored field) renders as one line inside the block.
+    ordinary = replace(m, source=sanitise_source(Source(branch="main")))
+    body = render_briefing([ordinary], now=EPOCH, branch=evil, part="full").text
+    merged = merge_rules_block("# rules\n", body)
+    _, parsed, after = split_rules_block(merged)
+    assert parsed is not None and after == "" and "staging branch" in parsed
+    assert sum(ln.strip() == END_MARKER for ln in merged.split("\n")) == 1
