@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from cortex.core.extract.summary import clean_report, word_count
+from cortex.core.extract.summary import clean_report, turn_candidate, word_count
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.turns import starts_turn
-from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.model import Candidate, MemoryType
 from cortex.core.write.state import STATE_TAG
 
 MAX_PLAN_CHARS = 900
@@ -143,12 +143,4 @@ def commit_body(command: str) -> str:
 def _candidate(
     content: str, kind: MemoryType, tag: str, confidence: float, priority: int, *, state: bool = False
 ) -> Candidate:
-    tags = (tag, STATE_TAG) if state else (tag,)
-    return Candidate(
-        content=content,
-        type=kind,
-        layer=Layer.STRUCTURAL,
-        confidence=confidence,
-        priority=priority,
-        tags=tags,
-    )
+    return turn_candidate(content, kind, confidence, priority, (tag, STATE_TAG) if state else (tag,))

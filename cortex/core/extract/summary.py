@@ -127,7 +127,9 @@ def extract_reports(messages: Sequence[Message]) -> Found:
         for section in report_sections(lines):
             found.append((_section_candidate(section), message))
         for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
-            found.append((_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, FINDING_TAG), message))
+            found.append(
+                (turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, (FINDING_TAG,)), message)
+            )
     return found
 
 
@@ -241,15 +243,18 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
 def _section_candidate(section: str) -> Candidate:
     kind = section_kind(section)
     tag = STATE_TAG if kind is MemoryType.PROGRESS else REPORT_TAG
-    return _candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, tag)
+    return turn_candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, (tag,))
 
 
-def _candidate(content: str, kind: MemoryType, confidence: float, priority: int, tag: str) -> Candidate:
+def turn_candidate(
+    content: str, kind: MemoryType, confidence: float, priority: int, tags: tuple[str, ...]
+) -> Candidate:
+    """A candidate of the turn layers (reports and session signals)."""
     return Candidate(
         content=content,
         type=kind,
         layer=Layer.STRUCTURAL,
         confidence=confidence,
         priority=priority,
-        tags=(tag,),
+        tags=tags,
     )
