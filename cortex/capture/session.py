@@ -215,7 +215,7 @@ def _supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) 
     if not newest:
         return
     now = cx.now()
-    types = [t.value for t in MemoryType]
+    types = [MemoryType.PROGRESS.value, MemoryType.CONTEXT.value]  # what state notes are
     held = {m.id: m for m in store.tagged(STATE_TAG, types)}
     held.update((m.id, m) for m in store.tag_prefix(STATE_PREFIX, types))
     for old in plan_state_supersession(newest, list(held.values())):

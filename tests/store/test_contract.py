@@ -246,6 +246,19 @@ def test_tags_find_code_memories(store: StoreAdmin, make_memory: MakeMemory) -> 
     assert ids(store.tag_prefix("code:src/a.py:", ["code"])) == [f.id, g.id]
 
 
+def test_tags_match_exactly_whatever_characters_they_hold(store: StoreAdmin, make_memory: MakeMemory) -> None:
+    quoted = make_memory("a", type=MemoryType.PROGRESS, tags=('state:test:pytest -k "été\\x"',))
+    longer = make_memory("b", type=MemoryType.PROGRESS, tags=('state:test:pytest -k "été\\x" -q',))
+    inside = make_memory("c", type=MemoryType.PROGRESS, tags=("note state:test:pytest",))
+    put(store, quoted, longer, inside)
+    assert ids(store.tagged('state:test:pytest -k "été\\x"', ["progress"])) == [quoted.id]
+    assert ids(store.tag_prefix('state:test:pytest -k "été', ["progress"])) == [quoted.id, longer.id]
+    assert ids(store.tag_prefix("state:", ["progress"])) == [
+        quoted.id,
+        longer.id,
+    ]  # a prefix, not a substring
+
+
 # -- keyword search -------------------------------------------------------------------------------
 
 

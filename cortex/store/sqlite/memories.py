@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -137,9 +138,9 @@ class MemoryTable:
         return codec.read_memories(
             self.conn,
             f"SELECT {COLUMNS} FROM memories WHERE type IN ({marks(types)}) "
-            "AND status IN ('active', 'archived') "
+            "AND status IN ('active', 'archived') AND instr(tags, ?) > 0 "  # cheap text filter first
             "AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?) ORDER BY n",
-            (*types, tag),
+            (*types, json.dumps(tag, ensure_ascii=False), tag),
         )
 
     def tag_prefix(self, prefix: str, types: Sequence[str]) -> list[Memory]:
@@ -147,9 +148,9 @@ class MemoryTable:
         return codec.read_memories(
             self.conn,
             f"SELECT {COLUMNS} FROM memories WHERE type IN ({marks(types)}) "
-            "AND status IN ('active', 'archived') AND EXISTS (SELECT 1 FROM json_each(memories.tags) "
-            "WHERE substr(value, 1, ?) = ?) ORDER BY n",
-            (*types, len(prefix), prefix),
+            "AND status IN ('active', 'archived') AND instr(tags, ?) > 0 "  # cheap text filter first
+            "AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE substr(value, 1, ?) = ?) ORDER BY n",
+            (*types, json.dumps(prefix, ensure_ascii=False)[:-1], len(prefix), prefix),
         )
 
     def active_ids(self) -> list[str]:
