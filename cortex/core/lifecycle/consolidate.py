@@ -21,6 +21,7 @@ from datetime import datetime
 
 from cortex.core.model import Edge, EdgeStatus, EdgeType, Memory, Status
 from cortex.core.text import jaccard, word_set
+from cortex.core.write.distinct import lost_by_merge
 from cortex.core.write.gate import (
     NEAR_DUPLICATE_COSINE,
     NEAR_DUPLICATE_JACCARD,
@@ -95,6 +96,10 @@ def pairs_needing_cosine(memories: Sequence[Memory], pairs: Sequence[SimilarPair
         if UNCERTAIN_JACCARD <= p.jaccard < NEAR_DUPLICATE_JACCARD
         and by_id[p.a].type == by_id[p.b].type
         and not _flips(by_id[p.a], by_id[p.b])
+        and not (
+            lost_by_merge(by_id[p.a].content, by_id[p.b].content)
+            and lost_by_merge(by_id[p.b].content, by_id[p.a].content)
+        )
     ]
 
 
@@ -135,6 +140,12 @@ def _clusters(links: Sequence[tuple[str, str, float]]) -> list[tuple[list[str], 
     for x in sorted({x for a, b, _ in links for x in (a, b)}):
         groups.setdefault(root(x), []).append(x)
     return [(ids, weakest[r]) for r, ids in sorted(groups.items()) if len(ids) > 1 and r in weakest]
+
+
+def _keeps_every_fact(members: Sequence[Memory]) -> list[Memory]:
+    """The keeper and the members it can absorb without losing a fact they state."""
+    keeper, *rest = sorted(members, key=_keeper_order)
+    return [keeper, *(m for m in rest if lost_by_merge(keeper.content, m.content) is None)]
 
 
 def _union(*groups: Iterable[str]) -> tuple[str, ...]:
@@ -221,13 +232,18 @@ def plan_consolidation(
         a, b = by_id[p.a], by_id[p.b]
         if a.type != b.type or a.type in UNMERGEABLE_TYPES or _flips(a, b):
             continue
+        if lost_by_merge(a.content, b.content) and lost_by_merge(b.content, a.content):
+            continue  # different facts (a number, identifier, negation, technology): never merged
         score = _duplicate_score(p, cos)
         if score is not None:
             links.append((p.a, p.b, score))
     links.sort(key=lambda x: (-x[2], x[0], x[1]))
     merges = []
     for ids, weakest in _clusters(links):
-        members = [by_id[i] for i in ids]
+        members = _keeps_every_fact([by_id[i] for i in ids])
+        if len(members) < 2:
+            continue
+        ids = [m.id for m in members]
         touching = [e for e in edges if e.source in ids or e.target in ids]
         merges.append(_merge(members, weakest, touching, now))
     gone = {m.id for mg in merges for m in mg.absorbed}

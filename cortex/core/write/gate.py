@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from cortex.core.model import Candidate, EdgeStatus, EdgeType, Memory, Status
-from cortex.core.text import word_set, words
+from cortex.core.text import word_set
+from cortex.core.write.distinct import POLARITY_WORDS as POLARITY_WORDS
+from cortex.core.write.distinct import flips, lost_by_merge
 
 NEAR_DUPLICATE_JACCARD = 0.8  # at or above: the same memory, re-said
 UNCERTAIN_JACCARD = 0.5  # [0.5, 0.8): ask the embedding
@@ -23,16 +25,6 @@ RELATED_COSINE = 0.75  # at or above (when known): relates_to
 REINFORCE_CONFIDENCE_STEP = 0.05
 MAX_CONFIDENCE = 1.0
 MAX_EDGES_PER_WRITE = 5
-# Words whose presence on one side only flips a statement's meaning ("use X" / "don't use X"):
-# such near-duplicates are not merged but linked as a possible contradiction.
-POLARITY_WORDS = frozenset(
-    {
-        "not", "no", "never", "don", "doesn", "didn", "won", "isn", "aren", "wasn", "shouldn",
-        "cannot", "can't", "without", "avoid", "stop", "disable", "disabled", "enable",
-        "enabled", "fail", "fails", "failed", "failing", "pass", "passed", "passes", "passing",
-        "broken", "works", "rejected", "removed", "instead",
-    }
-)  # fmt: skip
 
 
 class WriteAction(StrEnum):
@@ -85,12 +77,17 @@ def plan_write(candidate: Candidate, *, exact: Memory | None, neighbours: Sequen
     if exact is not None:
         return _plan_exact(exact)
     unique = _unique(neighbours)
+    distinct = {n.memory.id for n in unique if _loses_fact(candidate, n.memory)}
     needs = tuple(
         n.memory.id
         for n in unique
-        if n.cosine is None and UNCERTAIN_JACCARD <= n.jaccard < NEAR_DUPLICATE_JACCARD
+        if n.cosine is None
+        and UNCERTAIN_JACCARD <= n.jaccard < NEAR_DUPLICATE_JACCARD
+        and n.memory.id not in distinct
     )
-    duplicates = [n for n in unique if _is_duplicate(n) and not _flips(candidate, n.memory)]
+    # A merge keeps one wording: never merge texts that differ in a number, an identifier,
+    # a negation or a named technology (they state different facts); link them instead.
+    duplicates = [n for n in unique if _is_duplicate(n) and n.memory.id not in distinct]
     live = [n for n in duplicates if n.memory.status is not Status.SUPERSEDED]
     if duplicates and not live:
         best = max(duplicates, key=_similarity)
@@ -186,10 +183,17 @@ def _is_duplicate(n: Neighbour) -> bool:
     return n.jaccard >= UNCERTAIN_JACCARD and n.cosine is not None and n.cosine >= NEAR_DUPLICATE_COSINE
 
 
+def _loses_fact(candidate: Candidate, memory: Memory) -> bool:
+    """Reinforcing `memory` with `candidate` would drop a fact: the text not kept has a
+    number, identifier, negation or named technology the kept one lacks."""
+    if _richer_content(memory.content, candidate.content) is not None:
+        return lost_by_merge(candidate.content, memory.content) is not None
+    return lost_by_merge(memory.content, candidate.content) is not None
+
+
 def _flips(candidate: Candidate, memory: Memory) -> bool:
     """One side negates or reverses what the other says."""
-    a, b = set(words(candidate.content)), set(words(memory.content))
-    return bool((a ^ b) & POLARITY_WORDS)
+    return flips(candidate.content, memory.content)
 
 
 def _similarity(n: Neighbour) -> tuple[float, float]:

@@ -92,7 +92,7 @@ def test_near_duplicates_merge_into_one_memory_that_keeps_all_provenance() -> No
 
 def test_pinned_member_is_the_keeper_and_the_merge_stays_pinned() -> None:
     a = mem("a", WAL, pinned=True)
-    b = mem("b", WAL2 + " (two workers)")
+    b = mem("b", WAL2 + " (in practice)")
     merge = plan_consolidation([a, b], [], NOW).merges[0]
     assert merge.keeper.id == "a" and merge.merged.pinned
 

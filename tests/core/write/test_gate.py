@@ -58,6 +58,9 @@ def memory(mid: str, content: str, status: Status = Status.ACTIVE, **kw: object)
     return Memory(**fields)  # type: ignore[arg-type]
 
 
+RESAID = "we use sqlite in WAL mode for our store"  # the candidate re-typed: nothing distinguishing differs
+
+
 def candidate(content: str = "We use SQLite in WAL mode for the store", **kw: object) -> Candidate:
     fields: dict[str, object] = {
         "content": content,
@@ -139,7 +142,7 @@ def test_reinforce_adopts_the_candidate_text_only_when_it_says_strictly_more() -
 
 
 def test_reinforcing_an_archived_memory_restores_it() -> None:
-    near = Neighbour(memory("m1", "x", Status.ARCHIVED), 0.9)
+    near = Neighbour(memory("m1", RESAID, Status.ARCHIVED), 0.9)
     plan = plan_write(candidate(), exact=None, neighbours=[near])
     assert plan.action is WriteAction.REINFORCE and plan.restore
 
@@ -151,7 +154,7 @@ def test_near_duplicate_of_a_superseded_memory_is_skipped() -> None:
 
 
 def test_confidence_never_exceeds_one() -> None:
-    near = Neighbour(memory("m1", "x", confidence=0.99), 0.9)
+    near = Neighbour(memory("m1", RESAID, confidence=0.99), 0.9)
     plan = plan_write(candidate(confidence=1.0), exact=None, neighbours=[near])
     assert plan.confidence == 1.0
 
@@ -183,7 +186,7 @@ def test_insert_links_related_memories_and_suggests_uncertain_ones() -> None:
     neighbours = [
         Neighbour(memory("related", "a"), RELATED_JACCARD),
         Neighbour(memory("by-cosine", "b"), 0.1, 0.8),
-        Neighbour(memory("uncertain", "c"), 0.6),
+        Neighbour(memory("uncertain", RESAID), 0.6),
         Neighbour(memory("paraphrase", "d"), 0.2, 0.95),
         Neighbour(memory("far", "e"), 0.1, 0.3),
         Neighbour(memory("gone", "f", Status.PRUNED), 0.4),
@@ -201,14 +204,14 @@ def test_insert_links_related_memories_and_suggests_uncertain_ones() -> None:
 
 
 def test_reinforce_links_the_target_to_the_other_neighbours() -> None:
-    neighbours = [Neighbour(memory("dup", "x"), 0.9), Neighbour(memory("rel", "y"), 0.3)]
+    neighbours = [Neighbour(memory("dup", RESAID), 0.9), Neighbour(memory("rel", "y"), 0.3)]
     plan = plan_write(candidate(), exact=None, neighbours=neighbours)
     assert plan.action is WriteAction.REINFORCE
     assert [(e.source, e.target) for e in plan.edges] == [("dup", "rel")]
 
 
 def test_repeated_neighbours_count_once_at_their_best() -> None:
-    m = memory("m1", "x")
+    m = memory("m1", RESAID)
     plan = plan_write(candidate(), exact=None, neighbours=[Neighbour(m, 0.3), Neighbour(m, 0.9)])
     assert plan.action is WriteAction.REINFORCE and plan.target_id == "m1" and plan.edges == ()
 

@@ -1,0 +1,161 @@
+"""What two similarly worded texts must agree on before one may be merged into the other. Pure.
+
+Word overlap says two texts are about the same thing; it cannot say they state the same fact.
+"shard 201" and "shard 102", "use Redis" and "use Valkey", "v1.2" and "v1.3", "retry" and
+"never retry" share nearly every word and are different facts. A merge keeps one wording and
+drops the other, so near-duplicates merge only when nothing distinguishing differs: the same
+numbers in the same order (versions, dates, ports, counts), the same identifiers (paths,
+snake_case, camelCase, dotted names, ALL-CAPS names), the same negations, the same named
+technologies and proper nouns. Re-typings (case, punctuation, filler words) still merge.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from cortex.core.text import word_set
+
+# Words whose presence on one side only flips a statement's meaning ("use X" / "don't use X"):
+# such near-duplicates are not merged but linked as a possible contradiction.
+POLARITY_WORDS = frozenset(
+    {
+        "not", "no", "never", "don", "doesn", "didn", "won", "isn", "aren", "wasn", "shouldn",
+        "cannot", "can't", "without", "avoid", "stop", "disable", "disabled", "enable",
+        "enabled", "fail", "fails", "failed", "failing", "pass", "passed", "passes", "passing",
+        "broken", "works", "rejected", "removed", "instead",
+    }
+)  # fmt: skip
+# Further negations and qualifiers: on one side only, the two texts are different facts.
+NEGATION_WORDS = POLARITY_WORDS | frozenset(
+    {
+        "nor", "neither", "none", "nothing", "nobody", "nowhere", "unless", "except", "mustn",
+        "couldn", "wouldn", "hasn", "haven", "hadn", "weren", "deprecated", "forbidden",
+    }
+)  # fmt: skip
+
+NUMBER_WORDS = frozenset(
+    {
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+        "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy",
+        "eighty", "ninety", "hundred", "thousand", "million", "billion", "first", "second",
+        "third", "fourth", "fifth", "half", "twice", "double", "triple", "dozen", "once",
+        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+        "january", "february", "march", "april", "june", "july", "august", "september",
+        "october", "november", "december", "yesterday", "today", "tomorrow",
+        "ms", "kb", "mb", "gb", "tb", "seconds", "minutes", "hours", "days", "weeks", "months",
+        "years", "minute", "hour", "day", "week", "month", "year",
+    }
+)  # fmt: skip
+
+# Named technologies often written in lower case (a capitalised name is caught as a proper noun).
+TECHNOLOGIES = frozenset(
+    {
+        "postgres", "postgresql", "mysql", "mariadb", "sqlite", "redis", "valkey", "memcached",
+        "mongodb", "mongo", "cassandra", "dynamodb", "elasticsearch", "opensearch", "kafka",
+        "rabbitmq", "nats", "celery", "sidekiq", "python", "rust", "go", "golang", "java",
+        "kotlin", "scala", "ruby", "php", "perl", "javascript", "typescript", "node", "nodejs",
+        "deno", "bun", "swift", "c", "cpp", "csharp", "dotnet", "haskell", "elixir", "erlang",
+        "clojure", "lua", "zig", "bash", "zsh", "fish", "powershell", "react", "vue", "svelte",
+        "angular", "nextjs", "django", "flask", "fastapi", "rails", "spring", "express",
+        "pytest", "unittest", "nose", "jest", "vitest", "mocha", "cypress", "playwright",
+        "selenium", "pip", "poetry", "uv", "pipenv", "conda", "npm", "yarn", "pnpm", "cargo",
+        "maven", "gradle", "make", "cmake", "bazel", "ninja", "docker", "podman", "kubernetes",
+        "k8s", "helm", "terraform", "ansible", "nginx", "apache", "caddy", "traefik", "envoy",
+        "aws", "gcp", "azure", "s3", "gcs", "lambda", "heroku", "vercel", "netlify", "fly",
+        "git", "github", "gitlab", "bitbucket", "jenkins", "circleci", "travis", "linux",
+        "macos", "windows", "ubuntu", "debian", "alpine", "fedora", "centos", "graphql", "grpc",
+        "rest", "json", "yaml", "toml", "xml", "csv", "protobuf", "avro", "parquet", "http",
+        "https", "tcp", "udp", "websocket", "websockets", "oauth", "jwt", "saml", "ldap",
+        "mypy", "pyright", "ruff", "flake8", "pylint", "black", "isort", "eslint", "prettier",
+        "biome", "webpack", "vite", "rollup", "esbuild", "babel", "tailwind", "bootstrap",
+        "pandas", "numpy", "polars", "spark", "airflow", "dbt", "snowflake", "bigquery",
+        "redshift", "clickhouse", "duckdb", "sqlalchemy", "alembic", "prisma", "hibernate",
+        "pydantic", "attrs", "stripe", "sentry", "datadog", "prometheus", "grafana", "loki",
+        "vault", "consul", "etcd", "zookeeper", "vim", "neovim", "emacs", "vscode", "tmux",
+        "utf8", "ascii", "sha256", "md5", "bcrypt", "argon2", "ssh", "tls", "ssl", "onnx",
+        "torch", "pytorch", "tensorflow", "jax", "cuda", "openai", "anthropic", "claude",
+    }
+)  # fmt: skip
+
+_NUMBER = re.compile(r"\d+(?:[.,:/\-]\d+)*")
+_TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:[./:\-][\w$]+)*")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
+_SENTENCE_END = re.compile(r"[.!?:;\n]\s*$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str], frozenset[str]]:
+    """The numbers in order, the identifiers, the named things (proper nouns) and every
+    token of `text` (case-folded)."""
+    numbers = tuple(m.group(0).replace(",", "") for m in _NUMBER.finditer(text))
+    identifiers: set[str] = set()
+    names: set[str] = set()
+    tokens: set[str] = set()
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        tokens.add(tok.casefold())
+        if _is_identifier(tok):
+            identifiers.add(tok.casefold())
+        elif len(tok) > 1 and tok[0].isupper() and not _sentence_initial(text, m.start()):
+            names.add(tok.casefold())
+    return numbers, frozenset(identifiers), frozenset(names), frozenset(tokens)
+
+
+def _is_identifier(tok: str) -> bool:
+    if any(c in tok for c in "_./:$") or any(c.isdigit() for c in tok):
+        return True
+    if "-" in tok:  # kebab-case: a flag or a package name, not a hyphenated English word
+        return tok.islower() and len(tok.split("-")) > 2
+    if _CAMEL.search(tok):
+        return True
+    return len(tok) >= 2 and tok.isupper()
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    before = text[:start]
+    return (
+        not before.strip()
+        or bool(_SENTENCE_END.search(before))
+        or before.rstrip().endswith(('"', "(", "-", "*"))
+    )
+
+
+def lost_by_merge(kept: str, dropped: str) -> str | None:
+    """What merging would lose if `kept` stays and `dropped` goes (None: nothing).
+
+    A negation on either side only is a different fact; otherwise `dropped` may go when every
+    number (in order), identifier, named technology and proper noun it has is in `kept`.
+    """
+    words_kept, words_dropped = word_set(kept), word_set(dropped)
+    if (words_kept ^ words_dropped) & NEGATION_WORDS:
+        return "negation"
+    only_dropped = words_dropped - words_kept
+    nums_kept, _, _, tokens_kept = _signature(kept)
+    nums_dropped, ids_dropped, names_dropped, _ = _signature(dropped)
+    if not _subsequence(nums_dropped, nums_kept) or only_dropped & NUMBER_WORDS:
+        return "number"
+    if not ids_dropped <= tokens_kept:
+        return "identifier"
+    if only_dropped & TECHNOLOGIES:
+        return "technology"
+    if only_dropped & names_dropped:
+        return "name"
+    return None
+
+
+def distinguishing_difference(a: str, b: str) -> str | None:
+    """Why `a` and `b` state different facts despite their shared words (None: nothing
+    distinguishing differs, either may be merged into the other)."""
+    return lost_by_merge(a, b) or lost_by_merge(b, a)
+
+
+def _subsequence(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
+    it = iter(big)
+    return all(x in it for x in small)
+
+
+def flips(a: str, b: str) -> bool:
+    """One side negates or reverses what the other says."""
+    return bool((word_set(a) ^ word_set(b)) & POLARITY_WORDS)
