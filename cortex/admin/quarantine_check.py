@@ -6,6 +6,7 @@ from cortex.admin.checks import Check
 from cortex.app import Cortex
 from cortex.core.briefing.quarantine import withheld_reasons
 from cortex.core.model import Scope, Status
+from cortex.errors import CortexError
 
 MAX_LISTED = 3
 
@@ -17,10 +18,12 @@ def quarantine_check(cx: Cortex) -> Check:
     for scope in (Scope.PROJECT, Scope.GLOBAL):
         if not cx.store_path(scope).exists():
             continue
-        store = cx.store(scope, create=False)
-        if store is None:
-            continue
-        for m in store.all_memories():
+        try:
+            store = cx.store(scope, create=False)
+            memories = store.all_memories() if store is not None else []
+        except CortexError:
+            continue  # the store check above reports an unreadable store
+        for m in memories:
             if m.status is Status.ACTIVE and (reasons := withheld_reasons(m)):
                 found.append((m.id, reasons[0]))
     if not found:
