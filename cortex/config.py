@@ -42,6 +42,14 @@ class RerankerName(StrEnum):
     NONE = "none"
 
 
+class ExtractorName(StrEnum):
+    """The LLM extractors `llm_extractor` can name (backends.choose turns the name into one)."""
+
+    API = "api"  # the Anthropic API, when ANTHROPIC_API_KEY is set
+    CLAUDE_CLI = "claude-cli"  # the user's own Claude Code, headless (`claude -p`): no API key
+    OFF = "off"
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Every tunable of cortex with its default; see README "Configuration"."""
@@ -70,10 +78,13 @@ class Settings:
     reranker_model: str = "ms-marco-TinyBERT-L-2-v2"
     reranker_dir: str = ""  # cached FlashRank model directory; empty = <CORTEX_HOME>/models/flashrank
     # extraction (SPEC §3)
-    llm_extraction: bool = True  # only used when ANTHROPIC_API_KEY is set
+    llm_extraction: bool = True  # false: no LLM extractor at all (see llm_extractor)
     llm_model: str = "claude-haiku-5-5"
     llm_daily_cap_usd: float = 0.15
     llm_timeout_s: float = 20.0
+    llm_extractor: ExtractorName = ExtractorName.API
+    llm_daily_calls: int = 50  # claude-cli: at most this many `claude -p` calls per UTC day
+    claude_cli_path: str = ""  # the `claude` executable; empty = PATH, then its usual install places
     include_sidechains: bool = False
     user_prompt_submit: bool = False
     user_prompt_max_memories: int = 3
@@ -110,6 +121,7 @@ MINIMUM: dict[str, float] = {
     "recall_abstain_floor": 0.0,
     "llm_daily_cap_usd": 0.0,
     "llm_timeout_s": 0.0,
+    "llm_daily_calls": 0,
     "user_prompt_max_memories": 0,
     "user_prompt_budget_ms": 0,
     "consolidate_every": 1,
@@ -119,6 +131,7 @@ MAXIMUM: dict[str, float] = {"recall_mmr_lambda": 1.0}
 CHOICES: dict[str, tuple[str, ...]] = {
     "embedder": tuple(e.value for e in EmbedderName),
     "reranker": tuple(e.value for e in RerankerName),
+    "llm_extractor": tuple(e.value for e in ExtractorName),
     "log_level": ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
 }
 

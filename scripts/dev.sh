@@ -65,6 +65,32 @@ PY
     echo "$digest-${have:+$have,}$extras" > "$marker"
 }
 
+# The real Claude Code CLI the claude-cli tests drive, pinned in tests/support/claude_cli.py and
+# installed into the git-ignored .cache/npm (never globally). No npm: stop and say so, never skip.
+ensure_claude_cli() {
+    local version bin=".cache/npm/node_modules/.bin/claude"
+    version="$(sed -n 's/^CLAUDE_VERSION = "\([^"]*\)".*/\1/p' tests/support/claude_cli.py)"
+    if [ -z "$version" ]; then
+        echo "scripts/dev.sh: no CLAUDE_VERSION pin in tests/support/claude_cli.py" >&2
+        exit 1
+    fi
+    if [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null | cut -d' ' -f1)" = "$version" ]; then
+        return 0
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "scripts/dev.sh test: npm is not installed, and the tests drive the real Claude Code CLI" >&2
+        echo "  (@anthropic-ai/claude-code@$version in .cache/npm). Install Node.js and npm, then rerun." >&2
+        exit 1
+    fi
+    echo "installing @anthropic-ai/claude-code@$version into .cache/npm (one time)" >&2
+    mkdir -p .cache/npm
+    npm install --prefix .cache/npm --no-audit --no-fund --loglevel=error \
+        "@anthropic-ai/claude-code@$version" >&2 || {
+        echo "scripts/dev.sh test: npm could not install @anthropic-ai/claude-code@$version (see above)" >&2
+        exit 1
+    }
+}
+
 cmd="${1:-help}"
 shift || true
 case "$cmd" in
@@ -74,6 +100,7 @@ case "$cmd" in
         ;;
     test)
         setup "all"
+        ensure_claude_cli
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     lint)

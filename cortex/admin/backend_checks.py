@@ -1,10 +1,12 @@
 """`cortex doctor` checks for the optional backends: which extractor, embedder, reranker and why.
 
-It loads no
-model and imports no SDK: it looks at keys, config, installed packages and files only.
+It loads no model, imports no SDK and starts no CLI: it looks at keys, config, installed packages
+and files only.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from cortex.admin.checks import Check
 from cortex.app import Cortex
@@ -13,39 +15,49 @@ from cortex.backends.anthropic import API_KEY_ENV as ANTHROPIC_KEY_ENV
 from cortex.config import EmbedderName, RerankerName
 
 
+@dataclass(frozen=True, slots=True)
+class ExtractorCheck(Check):
+    """The extractor's check, also saying which LLM extractor runs (`doctor --json` carries both)."""
+
+    extractor: str = "off"  # api | claude-cli | off: the one that runs, or was asked for and cannot
+    active: bool = False  # whether LLM extraction runs today
+
+
 def backend_checks(cx: Cortex) -> list[Check]:
     """A one-line summary, then one check each for the extractor, the hosted embedder, the reranker."""
     extractor = _extractor(cx)
     embedder, embedder_name = _embedder(cx)
     reranker = _reranker(cx)
-    llm_on = extractor.detail.startswith("LLM")
     rerank_on = reranker.detail.startswith("FlashRank")
-    offline = not llm_on and embedder_name != "voyage"
+    offline = not extractor.active and embedder_name != "voyage"
+    llm = {"api": "llm + heuristic", "claude-cli": "llm (claude -p) + heuristic"}
     summary = Check(
         "backends",
         "ok",
-        f"extractor {'llm + heuristic' if llm_on else 'heuristic'}, embedder {embedder_name}, "
-        f"reranker {'flashrank' if rerank_on else 'none'}"
+        f"extractor {llm.get(extractor.extractor, 'heuristic') if extractor.active else 'heuristic'}, "
+        f"embedder {embedder_name}, reranker {'flashrank' if rerank_on else 'none'}"
         + ("; offline: nothing leaves this machine" if offline else ""),
     )
     return [summary, extractor, embedder, reranker]
 
 
-def _extractor(cx: Cortex) -> Check:
+def _extractor(cx: Cortex) -> ExtractorCheck:
     status = choose.extractor_status(cx.settings, cx.paths, day=cx.now().date().isoformat())
+    kind = status.extractor.value
+
+    def check(state: str, detail: str, fix: str = "") -> ExtractorCheck:
+        return ExtractorCheck("extractor", state, detail, fix, extractor=kind, active=status.active)
+
     if status.active:
-        return Check("extractor", "ok", f"LLM layer on: {status.note}; plus the heuristic layers")
+        return check("ok", f"LLM layer on: {status.note}; plus the heuristic layers")
     heuristic = "heuristic layers (explicit, structural, lexical); LLM layer off"
-    if ANTHROPIC_KEY_ENV in status.note or "disabled in config" in status.note:
-        return Check("extractor", "ok", f"{heuristic}: {status.note}")
-    fix = (
-        "wait for tomorrow (UTC) or raise llm_daily_cap_usd in config.toml"
-        if "cap" in status.note
-        else "pip install 'cortex-memory[hosted]'"
-        if "not installed" in status.note
-        else "see the detail above"
-    )
-    return Check("extractor", "warn", f"{heuristic}: {status.note}", fix)
+    if "disabled in config" in status.note:
+        return check("ok", f"{heuristic}: {status.note}")
+    if ANTHROPIC_KEY_ENV in status.note:
+        hint = ' (llm_extractor = "claude-cli" uses your Claude Code login instead: no key)'
+        return check("ok", f"{heuristic}: {status.note}{hint}")
+    fix = status.fix or "see the detail above"
+    return check("warn", f"{heuristic}: {status.note}", fix)
 
 
 def _embedder(cx: Cortex) -> tuple[Check, str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex.backends.port import Choice, Embedder, Extractor, Reranker
-from cortex.config import EmbedderName, RerankerName, Settings
+from cortex.config import EmbedderName, ExtractorName, RerankerName, Settings
 from cortex.errors import CortexError
 from cortex.paths import Paths
 
@@ -198,54 +198,137 @@ def choose_reranker(settings: Settings, paths: Paths) -> Choice[Reranker]:
 # -- extraction model ---------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class ExtractorStatus:
-    """Whether the LLM extraction layer would run now, and why (or why not) in words."""
+    """Whether the LLM extraction layer would run now, which extractor, and why (or why not) in words."""
 
     active: bool
     note: str
     spent_usd: float | None = None
+    extractor: ExtractorName = ExtractorName.OFF  # the one that runs (or was asked for and cannot)
+    calls_today: int | None = None  # claude-cli: calls counted today
+    binary: str = ""  # claude-cli: the `claude` executable found
+    fix: str = ""  # what would turn it on, when something stands in the way
+
+
+def llm_extraction_possible(settings: Settings, env: Mapping[str, str] | None = None) -> bool:
+    """Cheap: could any LLM extractor run (so the capture path should import the layer at all)."""
+    from cortex.backends.anthropic import API_KEY_ENV
+
+    env = os.environ if env is None else env
+    if not settings.llm_extraction:
+        return False
+    if settings.llm_extractor == ExtractorName.CLAUDE_CLI:
+        return True
+    return settings.llm_extractor == ExtractorName.API and bool(env.get(API_KEY_ENV, "").strip())
 
 
 def extractor_status(
     settings: Settings, paths: Paths, *, day: str, env: Mapping[str, str] | None = None
 ) -> ExtractorStatus:
-    """Is LLM extraction on: a key, not disabled, the SDK installed, `day`'s cap not reached.
+    """Is LLM extraction on, through which extractor, and why: from config, keys, files and ledgers.
 
-    Found without importing the SDK, so `cortex doctor` can say it too.
+    `llm_extractor` picks it: `api` (the default) runs when ANTHROPIC_API_KEY is set, the SDK
+    is installed and `day`'s dollar cap is not reached; `claude-cli` when the `claude`
+    executable is found and `day`'s call cap is not reached; `off` never. Found without
+    importing the SDK or starting the CLI, so `cortex doctor` can say it too.
     """
+    env = os.environ if env is None else env
+    name = _extractor_name(settings.llm_extractor)
+    if name is None:
+        known = ", ".join(ExtractorName)
+        why = f"unknown llm_extractor {settings.llm_extractor!r}; known: {known}"
+        return ExtractorStatus(False, why, fix=f"set llm_extractor to one of {known}")
+    if not settings.llm_extraction:
+        return ExtractorStatus(False, "disabled in config (llm_extraction = false)")
+    if name is ExtractorName.OFF:
+        return ExtractorStatus(False, "disabled in config (llm_extractor = off)")
+    if name is ExtractorName.CLAUDE_CLI:
+        return _claude_cli_status(settings, paths, day, env)
+    return _api_status(settings, paths, day, env)
+
+
+def _extractor_name(value: str) -> ExtractorName | None:
+    try:
+        return ExtractorName(value)
+    except ValueError:
+        return None
+
+
+def _api_status(settings: Settings, paths: Paths, day: str, env: Mapping[str, str]) -> ExtractorStatus:
     from cortex.backends import spend
     from cortex.backends.anthropic import API_KEY_ENV, HOSTED_EXTRA_FIX
 
-    env = os.environ if env is None else env
+    api = ExtractorName.API
     if not env.get(API_KEY_ENV, "").strip():
-        return ExtractorStatus(False, f"{API_KEY_ENV} is not set")
-    if not settings.llm_extraction:
-        return ExtractorStatus(False, "disabled in config (llm_extraction = false)")
+        return ExtractorStatus(False, f"{API_KEY_ENV} is not set", extractor=api)
     if importlib.util.find_spec("anthropic") is None:
-        return ExtractorStatus(False, f"the anthropic package is not installed ({HOSTED_EXTRA_FIX})")
+        why = f"the anthropic package is not installed ({HOSTED_EXTRA_FIX})"
+        return ExtractorStatus(False, why, extractor=api, fix=HOSTED_EXTRA_FIX)
     try:
         today = spend.read_spend(paths.home, day)
     except spend.LedgerUnreadable as exc:
-        return ExtractorStatus(False, f"{exc}; delete it to resume LLM extraction")
+        why = f"{exc}; delete it to resume LLM extraction"
+        return ExtractorStatus(False, why, extractor=api, fix=f"delete {spend.ledger_path(paths.home)}")
     spent, cap = today.committed_usd, settings.llm_daily_cap_usd
     if spent >= cap:
-        return ExtractorStatus(
-            False, f"daily cap reached (${spent:.4f} of ${cap:.2f}); resumes tomorrow (UTC)", spent
-        )
-    return ExtractorStatus(
-        True, f"{settings.llm_model} via the Anthropic API (${spent:.4f} of ${cap:.2f} today)", spent
+        why = f"daily cap reached (${spent:.4f} of ${cap:.2f}); resumes tomorrow (UTC)"
+        fix = "wait for tomorrow (UTC) or raise llm_daily_cap_usd in config.toml"
+        return ExtractorStatus(False, why, spent, extractor=api, fix=fix)
+    why = f"{settings.llm_model} via the Anthropic API (${spent:.4f} of ${cap:.2f} today)"
+    return ExtractorStatus(True, why, spent, extractor=api)
+
+
+def _claude_cli_status(settings: Settings, paths: Paths, day: str, env: Mapping[str, str]) -> ExtractorStatus:
+    from cortex.backends import calls
+    from cortex.backends.claude_cli import find_claude
+
+    cli = ExtractorName.CLAUDE_CLI
+    binary, why = find_claude(settings.claude_cli_path, env)
+    if binary is None:
+        fix = 'install Claude Code or set claude_cli_path (or llm_extractor = "off")'
+        return ExtractorStatus(False, f"llm_extractor = claude-cli, but {why}", extractor=cli, fix=fix)
+    try:
+        today = calls.read_calls(paths.home, day)
+    except calls.LedgerUnreadable as exc:
+        why = f"{exc}; delete it to resume LLM extraction"
+        return ExtractorStatus(False, why, extractor=cli, fix=f"delete {calls.ledger_path(paths.home)}")
+    made, cap = today.calls, settings.llm_daily_calls
+    if made >= cap:
+        why = f"daily call cap reached ({made} of {cap} claude -p calls); resumes tomorrow (UTC)"
+        fix = "wait for tomorrow (UTC) or raise llm_daily_calls in config.toml"
+        return ExtractorStatus(False, why, extractor=cli, calls_today=made, binary=str(binary), fix=fix)
+    why = (
+        f"{settings.llm_model} via your own Claude Code, headless ({binary} -p: needs no API key; "
+        f"no tools, no hooks; {made} of {cap} calls today)"
     )
+    return ExtractorStatus(True, why, extractor=cli, calls_today=made, binary=str(binary))
 
 
 def choose_extractor(
-    settings: Settings, paths: Paths, *, day: str, env: Mapping[str, str] | None = None
+    settings: Settings,
+    paths: Paths,
+    *,
+    day: str,
+    env: Mapping[str, str] | None = None,
+    status: ExtractorStatus | None = None,
 ) -> Choice[Extractor]:
     """The extraction model when LLM extraction is on (see `extractor_status`), else none and why."""
-    status = extractor_status(settings, paths, day=day, env=env)
+    status = extractor_status(settings, paths, day=day, env=env) if status is None else status
     if not status.active:
-        return Choice(None, status.note)
+        return Choice(None, status.note, status.fix)
+    env = os.environ if env is None else env
+    if status.extractor is ExtractorName.CLAUDE_CLI:
+        from cortex.backends.claude_cli import WORKDIR, ClaudeCliLlm
+
+        cli = ClaudeCliLlm(
+            Path(status.binary),
+            settings.llm_model,
+            timeout_s=settings.llm_timeout_s,
+            workdir=paths.home / WORKDIR,
+            env=env,
+        )
+        return Choice(cli, status.note)
     from cortex.backends.anthropic import API_KEY_ENV, LlmError, load_anthropic
 
-    env = os.environ if env is None else env
     try:
         llm = load_anthropic(env[API_KEY_ENV].strip(), settings.llm_model, timeout_s=settings.llm_timeout_s)
     except LlmError as exc:

@@ -1,4 +1,9 @@
-"""Extraction layer 4: ask a Haiku model for candidates, within the daily cap; [] on any failure."""
+"""Extraction layer 4: ask a small model for candidates, within the daily cap; [] on any failure.
+
+The model is reached through the extractor `backends.choose` picks: the Anthropic API (a dollar
+cap), or the user's own Claude Code run headless (`claude -p`, a call cap). Both get the same
+redacted prompt and their replies the same parser.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from cortex.app import Cortex
-from cortex.backends import spend
-from cortex.backends.anthropic import API_KEY_ENV
+from cortex.backends import calls, spend
+from cortex.backends.anthropic import API_KEY_ENV, LlmError
 from cortex.backends.choose import ExtractorStatus, choose_extractor, extractor_status
+from cortex.backends.claude_cli import HOOK_GUARD_ENV
+from cortex.backends.port import Extractor, LlmReply
+from cortex.config import ExtractorName
 from cortex.core.extract.llm_prompt import (
     MAX_OUTPUT_TOKENS,
     PROMPT_BUDGET_TOKENS,
+    ExtractionPrompt,
     render_extraction_prompt,
     usage_cost_usd,
     worst_case_cost_usd,
@@ -25,13 +34,14 @@ from cortex.core.model import Candidate
 
 log = logging.getLogger("cortex.llm")
 
-# Set for this process and whatever it starts: `cortex hook` exits at once when it sees it, so an
-# extraction can never re-enter Claude Code's hooks (cortex calls the API, never `claude -p`).
-HOOK_GUARD_ENV = "CORTEX_NO_HOOKS"
+# HOOK_GUARD_ENV ("CORTEX_NO_HOOKS") is set for this process and whatever it starts: `cortex hook`
+# exits at once when it sees it, so an extraction can never re-enter Claude Code's hooks (the
+# claude-cli extractor also runs its child with every hook off).
+__all__ = ["HOOK_GUARD_ENV", "llm_candidates", "llm_status"]
 
 
 def llm_status(cx: Cortex, env: Mapping[str, str] | None = None) -> ExtractorStatus:
-    """Is LLM extraction on today: a key, not disabled, the SDK installed, the cap not reached."""
+    """Is LLM extraction on today, through which extractor, and why (see `extractor_status`)."""
     return extractor_status(cx.settings, cx.paths, day=_day(cx), env=env)
 
 
@@ -64,11 +74,13 @@ def _llm_candidates(
     session_id: str | None,
     recent_commits: Sequence[str],
 ) -> list[Candidate]:
-    choice = choose_extractor(cx.settings, cx.paths, day=_day(cx))
+    status = llm_status(cx)
+    choice = choose_extractor(cx.settings, cx.paths, day=_day(cx), status=status)
     llm = choice.backend
     if llm is None:
-        # No key is the normal offline set-up; anything else (cap, ledger, SDK) is worth a line.
-        level = logging.DEBUG if API_KEY_ENV in choice.note else logging.INFO
+        # No key is the normal offline set-up; anything else (cap, ledger, SDK, CLI) is worth a line.
+        quiet = API_KEY_ENV in choice.note or "disabled in config" in choice.note
+        level = logging.DEBUG if quiet else logging.INFO
         log.log(level, "LLM extraction off for session %s: %s", session_id, choice.note)
         return []
     os.environ[HOOK_GUARD_ENV] = "1"
@@ -82,6 +94,38 @@ def _llm_candidates(
     )
     if prompt.included == 0:
         return []
+    if status.extractor is ExtractorName.CLAUDE_CLI:
+        answered = _via_claude_cli(cx, llm, prompt, session_id)
+    else:
+        answered = _via_api(cx, llm, prompt, session_id)
+    if answered is None:
+        return []
+    reply, cost = answered
+    from cortex.core.write.apply import DEFAULT_PRIORITY
+
+    parsed = parse_extraction_response(reply.text, default_priority=DEFAULT_PRIORITY)
+    for problem in parsed.problems:
+        log.info("LLM reply for session %s: %s", session_id, problem)
+    if reply.stop_reason == "max_tokens":
+        log.info("LLM reply for session %s hit max_tokens", session_id)
+    log.info(
+        "LLM extraction (%s) for session %s: %d candidates from %d messages (%d older left out), $%.5f%s",
+        status.extractor.value,
+        session_id,
+        len(parsed.candidates),
+        prompt.included,
+        prompt.dropped,
+        cost,
+        " estimated at API prices" if status.extractor is ExtractorName.CLAUDE_CLI else "",
+    )
+    branch = git.branch if git is not None else None
+    return [_tagged(c, branch) for c in parsed.candidates]
+
+
+def _via_api(
+    cx: Cortex, llm: Extractor, prompt: ExtractionPrompt, session_id: str | None
+) -> tuple[LlmReply, float] | None:
+    """One API call within the dollar cap: its worst case is held while it runs, then settled."""
     s = cx.settings
     estimate = worst_case_cost_usd(s.llm_model, prompt.input_tokens, MAX_OUTPUT_TOKENS)
     held = spend.reserve_spend(cx.paths.home, _day(cx), estimate, s.llm_daily_cap_usd)
@@ -92,9 +136,7 @@ def _llm_candidates(
             estimate,
             s.llm_daily_cap_usd,
         )
-        return []
-    from cortex.backends.anthropic import LlmError
-
+        return None
     try:
         reply = llm.complete(prompt.system, prompt.user, max_tokens=MAX_OUTPUT_TOKENS)
     except LlmError as exc:
@@ -102,7 +144,7 @@ def _llm_candidates(
         log.warning(
             "LLM extraction failed for session %s (%s); heuristic layers only", session_id, exc.message
         )
-        return []
+        return None
     except BaseException:
         spend.settle_spend(cx.paths.home, held, usd=0.0)
         raise
@@ -114,23 +156,41 @@ def _llm_candidates(
         input_tokens=reply.usage.input_tokens,
         output_tokens=reply.usage.output_tokens,
     )
-    from cortex.core.write.apply import DEFAULT_PRIORITY
+    return reply, cost
 
-    parsed = parse_extraction_response(reply.text, default_priority=DEFAULT_PRIORITY)
-    for problem in parsed.problems:
-        log.info("LLM reply for session %s: %s", session_id, problem)
-    if reply.stop_reason == "max_tokens":
-        log.info("LLM reply for session %s hit max_tokens", session_id)
-    log.info(
-        "LLM extraction for session %s: %d candidates from %d messages (%d older left out), $%.5f",
-        session_id,
-        len(parsed.candidates),
-        prompt.included,
-        prompt.dropped,
-        cost,
+
+def _via_claude_cli(
+    cx: Cortex, llm: Extractor, prompt: ExtractionPrompt, session_id: str | None
+) -> tuple[LlmReply, float] | None:
+    """One `claude -p` within the daily call cap: the call is counted before it starts."""
+    s, home, day = cx.settings, cx.paths.home, _day(cx)
+    if not calls.take_call(home, day, s.llm_daily_calls):
+        log.info(
+            "LLM extraction skipped for session %s: the daily cap of %d claude -p calls is reached",
+            session_id,
+            s.llm_daily_calls,
+        )
+        return None
+    try:
+        reply = llm.complete(prompt.system, prompt.user, max_tokens=MAX_OUTPUT_TOKENS)
+    except LlmError as exc:
+        calls.record_call(home, day, failed=True)
+        log.warning(
+            "LLM extraction via claude -p failed for session %s (%s); heuristic layers only",
+            session_id,
+            exc.message,
+        )
+        return None
+    cost = usage_cost_usd(s.llm_model, reply.usage)
+    calls.record_call(
+        home,
+        day,
+        failed=False,
+        input_tokens=reply.usage.input_tokens + reply.usage.cache_creation_input_tokens,
+        output_tokens=reply.usage.output_tokens,
+        estimated_usd=cost,
     )
-    branch = git.branch if git is not None else None
-    return [_tagged(c, branch) for c in parsed.candidates]
+    return reply, cost
 
 
 def _tagged(cand: Candidate, branch: str | None) -> Candidate:

@@ -289,8 +289,10 @@ def _with_session(s: SourcedCandidate, session_id: str) -> SourcedCandidate:
 
 
 def _llm(cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str) -> list[SourcedCandidate]:
-    """Layer 4 when an API key is set (its module is only imported then)."""
-    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+    """Layer 4 when an LLM extractor may run (its module is only imported then)."""
+    from cortex.backends.choose import llm_extraction_possible
+
+    if not llm_extraction_possible(cx.settings):
         return []
     try:
         from cortex.capture.llm_layer import llm_candidates

@@ -30,6 +30,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any  # parsed JSON, or None
+    raw: bytes = b""  # the request body as sent (its length is what a request costs on the wire)
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,58 @@ def _embeddings(body: dict[str, Any]) -> Reply:
     )
 
 
+def _streamed(request: Any, reply: Reply) -> bool:
+    """A streaming Messages request answered by a message: the reply goes out as server-sent events."""
+    return (
+        isinstance(request, dict)
+        and request.get("stream") is True
+        and reply.status == 200
+        and reply.raw is None
+        and isinstance(reply.body, dict)
+        and reply.body.get("type") == "message"
+    )
+
+
+def _message_events(message: dict[str, Any]) -> bytes:
+    """A message as the Messages API streams it (what the Claude Code CLI asks for)."""
+    usage = dict(message.get("usage") or {})
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for index, block in enumerate(message.get("content") or []):
+        text = str(block.get("text", ""))
+        events.append(
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+        )
+        for at in range(0, len(text), 400):
+            delta = {"type": "text_delta", "text": text[at : at + 400]}
+            events.append(
+                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    final = {"stop_reason": message.get("stop_reason"), "stop_sequence": None}
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": final,
+                "usage": {"output_tokens": usage.get("output_tokens", 0)},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode("utf-8")
+
+
 def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"  # one request per connection: no keep-alive state to manage
@@ -174,13 +227,15 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = api.answer(Received(self.command, self.path, headers, body))
+            reply = api.answer(Received(self.command, self.path, headers, body, raw))
             if reply.delay_s:
                 time.sleep(reply.delay_s)
             payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode("utf-8")
+            ctype = "application/octet-stream" if reply.raw is not None else "application/json"
+            if _streamed(body, reply):
+                payload, ctype = _message_events(reply.body), "text/event-stream"
             try:
                 self.send_response(reply.status)
-                ctype = "application/octet-stream" if reply.raw is not None else "application/json"
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(payload)))
                 for key, value in reply.headers.items():

@@ -63,7 +63,9 @@ def export_to_dict(path: str, scope: str, stores: Mapping[str, Mapping[str, Any]
 
 def doctor_to_list(checks: Iterable[Any], settings: Iterable[tuple[str, Any, str]]) -> list[dict[str, Any]]:
     """`cortex doctor --json`: one object per check, in order; the `settings` check also lists
-    every setting as {name, value, source} (source: `default`, `FILE:LINE` or a variable)."""
+    every setting as {name, value, source} (source: `default`, `FILE:LINE` or a variable), and
+    the `extractor` check says which LLM extractor runs: `extractor` (api, claude-cli or off: the
+    one that runs, or the one asked for that cannot) and `active` (true when LLM extraction runs)."""
     rows = [{"name": name, "value": _plain(value), "source": source} for name, value, source in settings]
     out = [fields_to_dict(c) for c in checks]
     return [c | {"settings": rows} if c["name"] == "settings" else c for c in out]
