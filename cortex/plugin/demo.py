@@ -279,6 +279,12 @@ def user_cortex_home(env: Mapping[str, str]) -> Path:
     return cortex_home(dict(env))
 
 
+# The demo is offline: no API key, and no LLM extractor (the claude-cli one needs no key).
+OFFLINE_UNSET = ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "CORTEX_LLM_EXTRACTOR")
+
+
 def default_env() -> dict[str, str]:
-    """This process's environment, without the API keys the demo must not use."""
-    return {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY")}
+    """This process's environment, without what would make the demo call a model service."""
+    env = {k: v for k, v in os.environ.items() if k not in OFFLINE_UNSET}
+    env["CORTEX_LLM_EXTRACTION"] = "false"
+    return env
