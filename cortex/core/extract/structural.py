@@ -156,7 +156,7 @@ def _tests(turn: _Turn) -> Found:
         detail = f" ({clip(summary, MAX_DETAIL_CHARS)})" if summary else ""
         content = f"{verdict}: `{shown}`{detail}"
         candidate = _candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3)
-        found.append((replace(candidate, tags=(state_tag(f"test:{shown}"),)), message))
+        found.append((replace(candidate, tags=(state_tag(f"test:{command_family(shown)}"),)), message))
     return found
 
 
@@ -179,7 +179,7 @@ def _checks(turn: _Turn) -> Found:
     for shown, (failed, message) in last.items():
         if not failed:
             candidate = _candidate(f"`{shown}` succeeds", MemoryType.PROGRESS, (), 0.55, 3)
-            found.append((replace(candidate, tags=(state_tag(f"command:{shown}"),)), message))
+            found.append((replace(candidate, tags=(state_tag(f"command:{command_family(shown)}"),)), message))
     return found
 
 
@@ -231,7 +231,8 @@ def _failures(messages: Sequence[Message]) -> Found:
             reported.add(shown)
             content = f"Command failing: `{shown}` ({error})"
             candidate = replace(
-                _candidate(content, MemoryType.CONTEXT, (), 0.5, 3), tags=(state_tag(f"command:{shown}"),)
+                _candidate(content, MemoryType.CONTEXT, (), 0.5, 3),
+                tags=(state_tag(f"command:{command_family(shown)}"),),
             )
             found.append((candidate, message))
         elif error and not is_test_run(shown):
@@ -242,7 +243,9 @@ def _failures(messages: Sequence[Message]) -> Found:
             if why:
                 reported.add(shown)
                 content = f"`{shown}` failed ({error}); {why}"
-                found.append((_candidate(content, MemoryType.GOTCHA, (), 0.5, 4), message))
+                # Not seen fixed yet: a later success of the same command replaces it.
+                key = (state_tag(f"command:{command_family(shown)}"),)
+                found.append((replace(_candidate(content, MemoryType.GOTCHA, (), 0.5, 4), tags=key), message))
     return found
 
 
@@ -254,6 +257,21 @@ _ERROR_WORDS = re.compile(
 _NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
 MAX_ERROR_LINES = 3
 MAX_ERROR_CHARS = 300
+
+
+_ARGUMENT = re.compile(r"^-|[/=.:@#]")
+MAX_FAMILY_WORDS = 3
+
+
+def command_family(shown: str) -> str:
+    """What a command runs, without its options and targets (`nix flake check --cores 4` ->
+    `nix flake check`, `pytest tests/a.py -q` -> `pytest`): runs of one family share a state."""
+    words = []
+    for word in shown.split():
+        if _ARGUMENT.search(word) or len(words) == MAX_FAMILY_WORDS:
+            break
+        words.append(word)
+    return " ".join(words) or shown
 
 
 def error_digest(output: str) -> str:

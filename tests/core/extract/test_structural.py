@@ -238,7 +238,17 @@ def test_a_failing_build_and_a_test_verdict_are_keyed_states() -> None:
     )
     (note,) = run(*turn("check types", failing))
     assert note.content.startswith("Command failing: `tsc --noEmit`")
-    assert note.tags == (state_tag("command:tsc --noEmit"),)
+    assert note.tags == (state_tag("command:tsc"),)  # runs of one command family share a state
     verdict = bash("pytest -q", "3 passed in 0.1s", tid="2")
     (passed,) = run(*turn("run tests", verdict))
-    assert passed.tags == (state_tag("test:pytest -q"),)
+    assert passed.tags == (state_tag("test:pytest"),)
+
+
+def test_command_families_drop_options_and_targets() -> None:
+    from cortex.core.extract.structural import command_family
+
+    assert command_family("nix flake check --all-systems --cores 4") == "nix flake check"
+    assert command_family("pytest tests/test_a.py -q") == "pytest"
+    assert command_family("npm run build") == "npm run build"
+    assert command_family("cargo build --release") == "cargo build"
+    assert command_family("./update.sh") == "./update.sh"
