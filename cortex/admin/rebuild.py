@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from cortex.app import Cortex
 from cortex.core.model import Scope
+from cortex.core.replay import replay
 from cortex.recall.traverse import refresh_centrality
 from cortex.store.port import StoreAdmin
 
@@ -26,6 +27,7 @@ class RebuildReport:
     memories: int
     edges: int
     fts_ok: bool
+    replayed: str = ""  # the digest of the journal replayed from its first record
     vectors_kept: int = 0
     vectors_pending: int = 0
     notes: list[str] = field(default_factory=list)
@@ -33,6 +35,11 @@ class RebuildReport:
     @property
     def same(self) -> bool:
         return self.before == self.after
+
+    @property
+    def history_ok(self) -> bool:
+        """The whole journal, restores and rollbacks included, replays to the live state."""
+        return self.replayed == self.after
 
 
 def _rebuild_vectors(cx: Cortex, store: StoreAdmin, report: RebuildReport) -> None:
@@ -67,6 +74,7 @@ def rebuild_store(cx: Cortex, store: StoreAdmin) -> RebuildReport:
         refresh_centrality(store)
         report.fts_ok = store.check_text_index()
         report.after = store.state_digest().digest
+        report.replayed = replay(store.journal_rows()).digest().digest
     if report.vectors_pending:
         report.notes.append(f"{report.vectors_pending} memories have no vector: run `cortex backfill`")
     return report

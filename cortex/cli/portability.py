@@ -122,7 +122,9 @@ def import_cmd(ctx: click.Context, source: Any, into: str | None, as_json: bool)
 # -- rebuild --------------------------------------------------------------------------------
 @click.command()
 @click.option(
-    "--verify", is_flag=True, help="Print the state digest before and after; exit 1 if they differ."
+    "--verify",
+    is_flag=True,
+    help="Print the state digest before and after and the journal's replay; exit 1 if any differ.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
@@ -138,7 +140,7 @@ def rebuild(ctx: click.Context, verify: bool, as_json: bool) -> None:
     with progress_bar("rebuilding") as update:
         reports = rebuilding.rebuild(cortex_of(ctx), progress=update)
     if as_json:
-        echo_json([fields_to_dict(r, same=r.same) for r in reports])
+        echo_json([fields_to_dict(r, same=r.same, history_ok=r.history_ok) for r in reports])
     else:
         if not reports:
             click.echo("No store to rebuild yet.")
@@ -150,7 +152,11 @@ def rebuild(ctx: click.Context, verify: bool, as_json: bool) -> None:
             if verify:
                 click.echo(f"  digest before {r.before[:16]}")
                 click.echo(f"  digest after  {r.after[:16]}  ({'same' if r.same else 'DIFFERENT'})")
+                click.echo(
+                    f"  journal replay {r.replayed[:16]} "
+                    f"({'same' if r.history_ok else 'DIFFERENT: the journal does not describe this state'})"
+                )
             for note in r.notes:
                 click.echo(f"  note: {note}")
-    if verify and not all(r.same and r.fts_ok for r in reports):
+    if verify and not all(r.same and r.fts_ok and r.history_ok for r in reports):
         ctx.exit(1)

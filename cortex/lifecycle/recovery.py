@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from cortex.app import Cortex
 from cortex.core.digest import StateDigest
 from cortex.core.model import Scope
 from cortex.errors import NotACortexStore, NotFound
+from cortex.lifecycle import compensation
 from cortex.shell.failpoints import failpoint
 from cortex.store import open as stores
 from cortex.store.port import Checkpoint, StoreAdmin
@@ -84,18 +86,34 @@ def _restore_one(cx: Cortex, cp: Checkpoint, moved: list[Path]) -> tuple[Checkpo
     now = cx.now()
     safety = store.write_checkpoint(reason="before-restore", run=cp.run, at=now)
     failpoint("restore.after_safety_checkpoint")
+    if compensation.already_journaled(store, cp):  # killed after its journal record: only mark it
+        after = store.state_digest()
+    else:
+        after = _swap_and_journal(cx, store, cp, now)
+    failpoint("restore.after_journal")
+    compensation.clear_pending(cp)
+    stores.mark_restored(cp, now)
+    failpoint("restore.after_mark")
+    return safety, after
+
+
+def _swap_and_journal(cx: Cortex, store: StoreAdmin, cp: Checkpoint, now: datetime) -> StateDigest:
+    kept = compensation.load_pending(cp)  # a restore of `cp` killed after its swap
+    if kept is None:
+        kept = store.journal_rows(), compensation.snapshot(store)
+        compensation.save_pending(cp, *kept)
     store.restore_checkpoint(cp)
     failpoint("restore.after_swap")  # restored, not yet journaled nor marked: a rerun restores again
     store.migrate()  # a checkpoint from before an upgrade comes back up to date
     after = store.state_digest()
     with store.transaction():
+        # The journal only grows: the records the checkpoint lacks come back, then records
+        # that undo what they did, so replaying the whole history gives the restored state.
+        compensation.append_history(store, kept[0], kept[1], cx.actor, now)
         store.journal(
             cx.actor, "checkpoint-restore", None, {"checkpoint": cp.name, "digest": after.digest}, now
         )
-    failpoint("restore.after_journal")
-    stores.mark_restored(cp, now)
-    failpoint("restore.after_mark")
-    return safety, after
+    return after
 
 
 def restore(cx: Cortex, ref: str) -> RestoreReport:

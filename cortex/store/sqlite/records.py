@@ -80,6 +80,7 @@ class Records:
                 "type": e.type.value,
                 "strength": e.strength,
                 "status": e.status.value,
+                "created": format_time(e.created or at),
             },
             at,
         )
