@@ -135,7 +135,31 @@ def _check_store(cx: Cortex, scope: Scope) -> Check:
             "restore a checkpoint with `cortex restore`, or `cortex rebuild` the indexes",
         )
     note = "" if found.schema == found.latest else " (will be upgraded on next write)"
-    return Check(name, "ok", f"{path}, schema {found.schema}{note}")
+    return _check_integrity(cx, scope, Check(name, "ok", f"{path}, schema {found.schema}{note}"))
+
+
+def _check_integrity(cx: Cortex, scope: Scope, ok: Check) -> Check:
+    """The audit's integrity part: a damaged keyword index or a dangling edge fails, a journal
+    that does not replay to the live state warns (vectors still pending are `status`'s)."""
+    from cortex.admin.audit import integrity
+
+    try:
+        store = cx.store(scope, create=False)
+        if store is None:
+            return ok
+        text_ok, _, dangling, digest, replayed = integrity(store)
+    except CortexError as exc:
+        return Check(ok.name, "fail", exc.message, exc.fix)
+    problems = [] if text_ok else ["the keyword index disagrees with the memories"]
+    if dangling:
+        problems.append(f"{len(dangling)} edges point at memories the store lacks")
+    if problems:
+        fix = "`cortex audit --fix` repairs them (a checkpoint comes first)"
+        return Check(ok.name, "fail", f"{ok.detail}: {'; '.join(problems)}", fix)
+    if digest != replayed:
+        detail = f"{ok.detail}: the journal does not replay to the live state"
+        return Check(ok.name, "warn", detail, "`cortex audit` shows the details")
+    return ok
 
 
 def runtime_and_store_checks(cx: Cortex) -> list[Check]:

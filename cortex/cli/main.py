@@ -7,7 +7,19 @@ import sys
 
 import click
 
-from cortex.cli import admin, briefing, history, lifecycle, memory, plugin, portability, scrub, serve, setup
+from cortex.cli import (
+    admin,
+    audit,
+    briefing,
+    history,
+    lifecycle,
+    memory,
+    plugin,
+    portability,
+    scrub,
+    serve,
+    setup,
+)
 from cortex.cli.group import cli, exit_quietly
 
 # Every command of `cortex`, in help order. A new command is added here and nowhere else.
@@ -20,6 +32,7 @@ COMMANDS: tuple[click.Command, ...] = (
     admin.traverse,
     admin.status,
     admin.doctor,
+    audit.audit,
     admin.backfill,
     setup.init,
     setup.upgrade,

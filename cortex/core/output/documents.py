@@ -233,3 +233,44 @@ def _edge_ref(e: Edge) -> str:
     from cortex.core.graph import edge_ref
 
     return edge_ref(e)
+
+
+def audit_to_dict(reports: Iterable[Any]) -> dict[str, Any]:
+    """`cortex audit --json`: per store, integrity (problems, keyword index, missing vectors per
+    index, dangling edges, digest and journal replay), content health (counts, rates and ids)
+    and, with --fix, what was repaired and the checkpoint taken first."""
+    stores = []
+    for r in reports:
+        h = r.health
+        stores.append(
+            {
+                "scope": r.scope.value,
+                "path": r.path,
+                "clean": r.clean,
+                "integrity": {
+                    "ok": not r.problems,
+                    "problems": r.problems,
+                    "text_index_ok": r.text_index_ok,
+                    "missing_vectors": {k: list(v) for k, v in sorted(r.missing_vectors.items())},
+                    "dangling_edges": [{"source": s, "target": t, "type": e} for s, t, e in r.dangling_edges],
+                    "digest": r.digest,
+                    "journal_replay": r.replayed,
+                    "journal_replay_ok": r.replay_ok,
+                },
+                "health": {
+                    "memories": h.memories,
+                    "duplicate_pairs": [list(p) for p in h.duplicates],
+                    "duplicate_rate": h.rate(len(h.duplicate_ids)),
+                    "junk": dict(sorted(h.junk.items())),
+                    "junk_rate": h.rate(len(h.junk)),
+                    "secrets": list(h.secrets),
+                    "secret_rate": h.rate(len(h.secrets)),
+                    "never_used": len(h.never_used),
+                    "never_used_rate": h.rate(len(h.never_used)),
+                },
+                "fixed": list(r.fixed),
+                "notes": list(r.notes),
+                "checkpoint": r.checkpoint,
+            }
+        )
+    return {"clean": all(s["clean"] for s in stores), "stores": stores}
