@@ -266,7 +266,7 @@ MAX_FAMILY_WORDS = 3
 def command_family(shown: str) -> str:
     """What a command runs, without its options and targets (`nix flake check --cores 4` ->
     `nix flake check`, `pytest tests/a.py -q` -> `pytest`): runs of one family share a state."""
-    words = []
+    words: list[str] = []
     for word in shown.split():
         if _ARGUMENT.search(word) or len(words) == MAX_FAMILY_WORDS:
             break
