@@ -97,8 +97,8 @@ def pairs_needing_cosine(memories: Sequence[Memory], pairs: Sequence[SimilarPair
         and by_id[p.a].type == by_id[p.b].type
         and not _flips(by_id[p.a], by_id[p.b])
         and not (
-            lost_by_merge(by_id[p.a].content, by_id[p.b].content)
-            and lost_by_merge(by_id[p.b].content, by_id[p.a].content)
+            lost_by_merge(by_id[p.a].content, by_id[p.b].content, lexical=False)
+            and lost_by_merge(by_id[p.b].content, by_id[p.a].content, lexical=False)
         )
     ]
 
@@ -145,7 +145,7 @@ def _clusters(links: Sequence[tuple[str, str, float]]) -> list[tuple[list[str], 
 def _keeps_every_fact(members: Sequence[Memory]) -> list[Memory]:
     """The keeper and the members it can absorb without losing a fact they state."""
     keeper, *rest = sorted(members, key=_keeper_order)
-    return [keeper, *(m for m in rest if lost_by_merge(keeper.content, m.content) is None)]
+    return [keeper, *(m for m in rest if lost_by_merge(keeper.content, m.content, lexical=False) is None)]
 
 
 def _union(*groups: Iterable[str]) -> tuple[str, ...]:
@@ -232,7 +232,10 @@ def plan_consolidation(
         a, b = by_id[p.a], by_id[p.b]
         if a.type != b.type or a.type in UNMERGEABLE_TYPES or _flips(a, b):
             continue
-        if lost_by_merge(a.content, b.content) and lost_by_merge(b.content, a.content):
+        lexical = p.jaccard >= NEAR_DUPLICATE_JACCARD
+        if lost_by_merge(a.content, b.content, lexical=lexical) and lost_by_merge(
+            b.content, a.content, lexical=lexical
+        ):
             continue  # different facts (a number, identifier, negation, technology): never merged
         score = _duplicate_score(p, cos)
         if score is not None:

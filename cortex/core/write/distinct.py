@@ -79,6 +79,37 @@ TECHNOLOGIES = frozenset(
     }
 )  # fmt: skip
 
+# Words that name one side of an opposition ("reads" / "writes", "before" / "after"): on one
+# side only, the two texts say different things.
+OPPOSITE_WORDS = frozenset(
+    {
+        "before", "after", "read", "reads", "write", "writes", "increase", "decrease", "min",
+        "minimum", "max", "maximum", "first", "last", "upper", "lower", "open", "close", "allow",
+        "allows", "deny", "denies", "add", "adds", "remove", "start", "starts", "sync", "async",
+        "public", "private", "internal", "external", "input", "output", "client", "server",
+        "true", "false", "off", "more", "less", "fewer", "higher", "above", "below", "earlier",
+        "later", "faster", "slower", "local", "remote", "staging", "production", "prod", "dev",
+        "primary", "replica", "inbound", "outbound", "ascending", "descending", "required",
+        "optional", "blocking", "lazy", "eager", "mutable", "immutable", "encrypted",
+        "plaintext", "success", "error", "errors", "warning", "allowed", "denied", "accept",
+        "reject", "include", "exclude", "includes", "excludes", "left", "right", "top", "bottom",
+    }
+)  # fmt: skip
+
+# Words that carry no fact of their own: a re-typing may add, drop or swap them freely.
+FILLER_WORDS = frozenset(
+    {
+        "the", "a", "an", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "from",
+        "as", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these",
+        "those", "we", "our", "us", "you", "your", "they", "their", "i", "my", "so", "but", "if",
+        "then", "than", "when", "while", "which", "who", "what", "there", "here", "into", "onto",
+        "via", "per", "do", "does", "did", "has", "have", "had", "will", "would", "can", "could",
+        "should", "may", "might", "also", "just", "now", "still", "note", "several", "many",
+        "some", "few", "various", "multiple", "lots", "plenty", "numerous", "really", "very",
+        "quite", "currently", "actually", "basically", "all", "any", "each", "every", "same",
+    }
+)  # fmt: skip
+
 _NUMBER = re.compile(r"\d+(?:[.,:/\-]\d+)*")
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:[./:\-][\w$]+)*")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
@@ -122,16 +153,18 @@ def _sentence_initial(text: str, start: int) -> bool:
     )
 
 
-def lost_by_merge(kept: str, dropped: str) -> str | None:
+def lost_by_merge(kept: str, dropped: str, *, lexical: bool = True) -> str | None:
     """What merging would lose if `kept` stays and `dropped` goes (None: nothing).
 
     A negation on either side only is a different fact; otherwise `dropped` may go when every
-    number (in order), identifier, named technology and proper noun it has is in `kept`.
+    number (in order), identifier, named technology, proper noun and opposite word ("before",
+    "reads") it has is in `kept`. A `lexical` merge (decided by shared words alone) also
+    refuses a replaced content word; a merge an embedding judged the same meaning does not.
     """
     words_kept, words_dropped = word_set(kept), word_set(dropped)
     if (words_kept ^ words_dropped) & NEGATION_WORDS:
         return "negation"
-    only_dropped = words_dropped - words_kept
+    only_dropped, only_kept = words_dropped - words_kept, words_kept - words_dropped
     nums_kept, _, _, tokens_kept = _signature(kept)
     nums_dropped, ids_dropped, names_dropped, _ = _signature(dropped)
     if not _subsequence(nums_dropped, nums_kept) or only_dropped & NUMBER_WORDS:
@@ -142,13 +175,21 @@ def lost_by_merge(kept: str, dropped: str) -> str | None:
         return "technology"
     if only_dropped & names_dropped:
         return "name"
+    if only_dropped & OPPOSITE_WORDS or (only_dropped and only_kept & OPPOSITE_WORDS):
+        return "opposite"
+    if lexical and _content(only_dropped) and _content(only_kept):
+        return "wording"  # a word replaced by another: "importer" / "exporter"
     return None
 
 
-def distinguishing_difference(a: str, b: str) -> str | None:
+def distinguishing_difference(a: str, b: str, *, lexical: bool = True) -> str | None:
     """Why `a` and `b` state different facts despite their shared words (None: nothing
     distinguishing differs, either may be merged into the other)."""
-    return lost_by_merge(a, b) or lost_by_merge(b, a)
+    return lost_by_merge(a, b, lexical=lexical) or lost_by_merge(b, a, lexical=lexical)
+
+
+def _content(ws: frozenset[str]) -> frozenset[str]:
+    return frozenset(w for w in ws if len(w) > 2 and w not in FILLER_WORDS)
 
 
 def _subsequence(small: tuple[str, ...], big: tuple[str, ...]) -> bool:

@@ -77,7 +77,7 @@ def plan_write(candidate: Candidate, *, exact: Memory | None, neighbours: Sequen
     if exact is not None:
         return _plan_exact(exact)
     unique = _unique(neighbours)
-    distinct = {n.memory.id for n in unique if _loses_fact(candidate, n.memory)}
+    distinct = {n.memory.id for n in unique if _loses_fact(candidate, n)}
     needs = tuple(
         n.memory.id
         for n in unique
@@ -183,12 +183,13 @@ def _is_duplicate(n: Neighbour) -> bool:
     return n.jaccard >= UNCERTAIN_JACCARD and n.cosine is not None and n.cosine >= NEAR_DUPLICATE_COSINE
 
 
-def _loses_fact(candidate: Candidate, memory: Memory) -> bool:
-    """Reinforcing `memory` with `candidate` would drop a fact: the text not kept has a
-    number, identifier, negation or named technology the kept one lacks."""
+def _loses_fact(candidate: Candidate, n: Neighbour) -> bool:
+    """Reinforcing `n` with `candidate` would drop a fact: the text not kept has a number,
+    identifier, negation or named technology the kept one lacks (`core/write/distinct.py`)."""
+    memory, lexical = n.memory, n.jaccard >= NEAR_DUPLICATE_JACCARD
     if _richer_content(memory.content, candidate.content) is not None:
-        return lost_by_merge(candidate.content, memory.content) is not None
-    return lost_by_merge(memory.content, candidate.content) is not None
+        return lost_by_merge(candidate.content, memory.content, lexical=lexical) is not None
+    return lost_by_merge(memory.content, candidate.content, lexical=lexical) is not None
 
 
 def _flips(candidate: Candidate, memory: Memory) -> bool:

@@ -129,3 +129,15 @@ def test_a_cosine_match_does_not_merge_different_numbers_either() -> None:
     new = cand("The provider retries webhooks for 48 hours")
     plan = plan_write(new, exact=None, neighbours=[Neighbour(old, 0.6, 0.97)])
     assert plan.action is WriteAction.INSERT and plan.needs_cosine == ()
+
+
+def test_a_replaced_content_word_blocks_a_lexical_merge_but_not_a_semantic_one() -> None:
+    a, b = "The importer skips rows already in the ledger", "The exporter skips rows already in the ledger"
+    assert distinguishing_difference(a, b) == "wording"
+    assert distinguishing_difference(a, b, lexical=False) is None  # an embedding judged it
+
+
+def test_an_opposite_word_is_a_different_fact() -> None:
+    a, b = "The cache entries expire after the deploy", "The cache entries expire before the deploy"
+    assert distinguishing_difference(a, b) == "opposite"
+    assert distinguishing_difference(a, b, lexical=False) == "opposite"
