@@ -8,10 +8,12 @@ that cannot be parsed is set aside as `*.bad` so it is neither lost nor retried 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,9 +26,11 @@ QUEUE_DIR = "queue"
 SUFFIX = ".json"
 BAD_SUFFIX = ".bad"
 MAX_ENTRY_BYTES = 1_000_000
-QUEUE_FILE_MODE = 0o600  # the entry may quote the session: readable by its owner only
-# The Stop payload's last message is only a fallback for a lagging transcript: its head is enough.
-MAX_MESSAGE_CHARS = 200_000
+QUEUE_FILE_MODE = 0o600  # readable by its owner only
+# The Stop payload's last message is never written down (it is not redacted yet): only a digest
+# of its head, which tells the worker whether the transcript holds the turn's end yet.
+PROBE_CHARS = 160
+_WS = re.compile(r"\s+")
 _COUNTER = itertools.count()
 
 
@@ -38,7 +42,7 @@ class QueueEntry:
     session_id: str
     transcript_path: str
     cwd: str = ""
-    last_assistant_message: str = ""
+    last_message_probe: str = ""  # `message_probe` of the Stop payload's last message
     closed: bool = False
     at: str = ""
 
@@ -52,6 +56,13 @@ class SessionWork:
     closed: bool  # any entry of the session said it ended
 
 
+def message_probe(text: str) -> str:
+    """A digest of a message's head (whitespace collapsed): enough to recognise the message in
+    the transcript, nothing to read it back from. "" for an empty message."""
+    head = _WS.sub(" ", text).strip()[:PROBE_CHARS]
+    return hashlib.sha256(head.encode("utf-8", "surrogatepass")).hexdigest()[:32] if head else ""
+
+
 def queue_dir(store_dir: Path) -> Path:
     """Where the queue files of a project live."""
     return store_dir / QUEUE_DIR
@@ -62,7 +73,6 @@ def write_entry(store_dir: Path, entry: QueueEntry) -> Path:
     name = f"{time.time_ns():020d}-{os.getpid():07d}-{next(_COUNTER):04d}{SUFFIX}"
     path = queue_dir(store_dir) / name
     data = asdict(entry)
-    data["last_assistant_message"] = entry.last_assistant_message[:MAX_MESSAGE_CHARS]
     atomic_write(path, json.dumps(data, ensure_ascii=False), mode=QUEUE_FILE_MODE)
     return path
 
@@ -98,7 +108,8 @@ def parse_entry(raw: bytes) -> QueueEntry | None:
         session_id=session,
         transcript_path=path,
         cwd=text("cwd"),
-        last_assistant_message=text("last_assistant_message"),
+        # A queue file an older version wrote may still hold the message itself.
+        last_message_probe=text("last_message_probe") or message_probe(text("last_assistant_message")),
         closed=data.get("closed") is True,
         at=text("at"),
     )

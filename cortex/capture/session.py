@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -20,7 +19,7 @@ from pathlib import Path
 
 from cortex.app import Cortex
 from cortex.capture import write as writer
-from cortex.capture.queue import QueueEntry
+from cortex.capture.queue import QueueEntry, message_probe
 from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_sourced
 from cortex.core.extract.transcript import Message, Role, parse_chunk
 from cortex.core.model import (
@@ -53,8 +52,6 @@ log = logging.getLogger("cortex.capture.session")
 LAG_WAIT_S = 3.0  # Claude Code may write the turn's last lines after Stop fired
 LAG_POLL_S = 0.1
 TAIL_BYTES = 512 * 1024  # where to look for the Stop payload's last message
-PROBE_CHARS = 160
-_WS = re.compile(r"\s+")
 
 
 @dataclass
@@ -68,7 +65,7 @@ class SessionReport:
     actions: dict[str, int] = field(default_factory=dict)
     malformed: int = 0
     restarted: bool = False
-    from_payload: bool = False  # the Stop payload's message was extracted (transcript lagged)
+    lagged: bool = False  # the turn's last message was not in the transcript yet
     error: str | None = None
     touched: dict[Scope, dict[str, Memory]] = field(default_factory=dict)
 
@@ -108,15 +105,18 @@ def capture_session(
     cursor = Cursor(row.byte_offset, row.last_uuid) if row is not None and same_file else Cursor()
     malformed = row.malformed if row is not None else 0
     last = _read_to_end(cx, store, entry, git, cursor, malformed, closed, report)
-    if not entry.last_assistant_message.strip():
+    probe = entry.last_message_probe
+    if not probe or last is None:
         return report
-    if last is None:  # no readable transcript: the payload is all there is of this turn
-        _capture_payload_message(cx, store, entry, git, cursor, report)
-        return report
-    if not _landed(path, entry.last_assistant_message):
+    if not _landed(path, probe):
         last = _wait_for_growth(cx, store, entry, git, last, closed, report, lag_wait_s)
-        if not _landed(path, entry.last_assistant_message):
-            _capture_payload_message(cx, store, entry, git, last, report)
+        if not _landed(path, probe):
+            # The queue never holds the message itself (it is not redacted yet): the turn's end
+            # is read from the transcript by the next run, once Claude Code has written it.
+            report.lagged = True
+            log.info(
+                "session %s: the transcript lags behind Stop; its end is read next time", entry.session_id
+            )
     return report
 
 
@@ -305,13 +305,9 @@ def _llm(cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str
 
 
 # -- a transcript that lags behind the Stop hook ----------------------------------------------
-def _probe(text: str) -> str:
-    return _WS.sub(" ", text).strip()[:PROBE_CHARS]
-
-
-def _landed(path: Path, message: str) -> bool:
-    """True when the transcript's last lines hold the assistant text the Stop payload carried."""
-    probe = _probe(message)
+def _landed(path: Path, probe: str) -> bool:
+    """True when the transcript's last lines hold the message the Stop payload's probe names
+    (a message's own text, or one of its text blocks)."""
     try:
         with path.open("rb") as fh:
             size = fh.seek(0, os.SEEK_END)
@@ -323,8 +319,10 @@ def _landed(path: Path, message: str) -> bool:
     if start:
         data = data[data.find(b"\n") + 1 :]
     chunk = parse_chunk(data, start, include_sidechains=True)
-    said = " ".join(t for m in chunk.messages if m.role is Role.ASSISTANT for t in m.texts)
-    return probe in _WS.sub(" ", said)
+    said = [m.texts for m in chunk.messages if m.role is Role.ASSISTANT and m.texts]
+    return any(
+        message_probe(" ".join(texts)) == probe or probe in map(message_probe, texts) for texts in said
+    )
 
 
 def _wait_for_growth(
@@ -353,37 +351,6 @@ def _wait_for_growth(
             if after is None:
                 return cursor
             cursor = after
-            if _landed(path, entry.last_assistant_message):
+            if _landed(path, entry.last_message_probe):
                 return cursor
     return cursor
-
-
-def _capture_payload_message(
-    cx: Cortex, store: MemoryStore, entry: QueueEntry, git: GitFacts, cursor: Cursor, report: SessionReport
-) -> None:
-    """Extract the Stop payload's message itself; when the transcript catches up, the same
-    text yields the same candidates again, which the write gate skips as exact duplicates."""
-    message = Message(
-        role=Role.ASSISTANT,
-        uuids=(),
-        end_offset=cursor.offset,
-        session_id=entry.session_id,
-        git_branch=git.context.branch,
-        cwd=entry.cwd or None,
-        texts=(entry.last_assistant_message,),
-    )
-    found = _candidates(cx, [message], git, entry.session_id)
-    report.from_payload = True
-    report.candidates += len(found)
-    local = [s for s in found if writer.candidate_scope(s.candidate) == Scope.PROJECT]
-    shared = [s for s in found if writer.candidate_scope(s.candidate) == Scope.GLOBAL]
-    if shared:
-        local += _write_global(cx, entry, None, shared, report)
-    with store.transaction():
-        outcomes = writer.write_batch(cx, store, [_item(s, git) for s in local])
-    report.count(outcomes)
-    log.info(
-        "session %s: the transcript lagged behind Stop; extracted the payload's last message (%d candidates)",
-        entry.session_id,
-        len(found),
-    )

@@ -204,7 +204,7 @@ def _resume_leftover_work(root: Path, env: Mapping[str, str]) -> None:
 # -- Stop, PreCompact, SessionEnd -------------------------------------------------------------
 def capture(name: str, payload: dict[str, Any], root: Path, env: Mapping[str, str]) -> None:
     """Queue the session for extraction and make sure a worker will take it."""
-    from cortex.capture.queue import QueueEntry, write_entry
+    from cortex.capture.queue import QueueEntry, message_probe, write_entry
 
     session = payload.get("session_id")
     transcript = payload.get("transcript_path")
@@ -218,7 +218,7 @@ def capture(name: str, payload: dict[str, Any], root: Path, env: Mapping[str, st
         session_id=session,
         transcript_path=transcript,
         cwd=cwd if isinstance(cwd, str) else "",
-        last_assistant_message=message if isinstance(message, str) else "",
+        last_message_probe=message_probe(message) if isinstance(message, str) else "",
         closed=name == "SessionEnd",
         at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )

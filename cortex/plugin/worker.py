@@ -122,7 +122,7 @@ def _batch(
         delete_files(item.files)
         failpoint("worker.after_queue_delete")
         report.sessions.append(session)
-        read_any = read_any or session.messages > 0 or session.from_payload
+        read_any = read_any or session.messages > 0
         for scope, memories in session.touched.items():
             touched.setdefault(scope, {}).update(memories)
         cwds[item.entry.cwd] = None

@@ -133,7 +133,9 @@ def test_stop_prints_nothing_and_queues_the_session_for_the_running_worker(proje
     [path] = queue_files(project)
     entry = queue.parse_entry(path.read_bytes())
     assert entry is not None and entry.event == "Stop" and entry.session_id == SESSION
-    assert entry.transcript_path == str(transcript) and entry.last_assistant_message == "the last reply"
+    assert entry.transcript_path == str(transcript)
+    assert entry.last_message_probe == queue.message_probe("the last reply")
+    assert b"the last reply" not in path.read_bytes()  # a digest only: the text is not redacted yet
     assert (project / STORE_DIR / ".gitignore").read_text().strip().endswith("*")
 
 
@@ -156,7 +158,7 @@ def test_precompact_and_session_end_queue_a_pass(project: Path, event: str, clos
     [path] = queue_files(project)
     entry = queue.parse_entry(path.read_bytes())
     assert entry is not None and entry.event == event and entry.closed is closed
-    assert entry.last_assistant_message == ""
+    assert entry.last_message_probe == ""
 
 
 @pytest.mark.parametrize("name", ["stop", "session-start", "session_start", "SESSIONEND", "pre-compact"])
@@ -230,14 +232,17 @@ def test_a_payload_over_8_mb_is_ignored(project: Path) -> None:
     assert "over 8 MB" in project_log(project)
 
 
-def test_a_megabytes_long_reply_is_queued_with_its_head(project: Path) -> None:
-    reply = "We decided to keep the cache. " + "x" * (3 * 1024 * 1024)
+def test_the_stop_payloads_message_never_reaches_the_queue_file(project: Path) -> None:
+    secret = "ghp_" + "Q7r8" * 9  # shaped like a GitHub token, fake
+    reply = f"We rotated the deploy token {secret} and kept the cache. " + "x" * (3 * 1024 * 1024)
     with worker_lock_held(project):
         assert run_hook("Stop", stop_payload(project, project / "t.jsonl", message=reply)) == ""
     [path] = queue_files(project)
-    entry = queue.parse_entry(path.read_bytes())
-    assert entry is not None
-    assert entry.last_assistant_message == reply[: queue.MAX_MESSAGE_CHARS]
+    raw = path.read_bytes()
+    assert secret.encode() not in raw and b"rotated" not in raw and len(raw) < 2_000
+    entry = queue.parse_entry(raw)
+    assert entry is not None and entry.last_message_probe == queue.message_probe(reply)
+    assert (path.stat().st_mode & 0o777) == queue.QUEUE_FILE_MODE
 
 
 def test_a_stop_payload_with_unknown_fields_from_newer_versions_still_queues(project: Path) -> None:

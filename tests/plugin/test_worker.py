@@ -180,23 +180,25 @@ def test_damaged_transcripts_are_logged_and_the_entry_consumed(project: Path, ki
         assert report.sessions[0].error and f"session {SESSION}:" in log
 
 
-def test_a_missing_transcript_still_keeps_the_stop_payloads_message(project: Path) -> None:
+def test_a_missing_transcript_stores_nothing_and_keeps_nothing_on_disk(project: Path) -> None:
     report = capture(project, project.parent / "never-written.jsonl", message=TAGGED)
-    assert report.actions() == {"stored": 1}
-    assert any("exponential backoff" in m for m in contents(project))
+    assert report.actions() == {} and report.sessions[0].error
+    assert not any("exponential backoff" in m for m in contents(project))
+    assert queue_files(project) == []  # consumed: the message itself was never written down
 
 
-def test_a_lagging_transcript_falls_back_to_the_stop_payload_without_duplicates(
+def test_a_lagging_transcript_is_read_when_it_lands_without_duplicates(
     project: Path, cortex_home: Path
 ) -> None:
     transcript = write_transcript(project.parent / "t.jsonl", decision_session())
     report = capture(project, transcript, message=TAGGED)  # the turn's last lines are not written yet
-    assert report.sessions[0].from_payload and report.actions().get("stored", 0) >= 3
+    assert report.sessions[0].lagged and report.actions().get("stored", 0) >= 2
+    assert not any("exponential backoff" in m for m in contents(project))
     with transcript.open("ab") as fh:
         fh.write(b"".join(line(r) for r in tagged_turn("2")))
     later = capture(project, transcript, message=TAGGED)
-    assert not later.sessions[0].from_payload
-    assert later.actions() == {"duplicate": 1}
+    assert not later.sessions[0].lagged
+    assert sum("exponential backoff" in m for m in contents(project)) == 1
     assert set(inserts_by_hash(db(project)).values()) == {1}
 
 
@@ -213,7 +215,7 @@ def test_the_worker_waits_briefly_for_the_transcript_to_catch_up(project: Path) 
     writer_thread.start()
     report = worker.run(project, lag_wait_s=10.0)
     writer_thread.join()
-    assert not report.sessions[0].from_payload
+    assert not report.sessions[0].lagged
     assert sum("billing service retries" in m for m in contents(project)) == 1
     assert cursor_row(project).byte_offset == transcript.stat().st_size
 
