@@ -130,11 +130,23 @@ def test_doctor_fails_on_a_damaged_store(acx: Cortex, project: Path) -> None:
     assert store is not None
     with store.transaction():
         store.upsert_edge(Edge("gone-1", "gone-2", EdgeType.RELATES_TO, 0.5, EdgeStatus.ACTIVE, T0), "t", T0)
+    path = store.path
     store.close()
+    con = sqlite3.connect(path)
+    try:
+        con.execute("DELETE FROM memories_fts WHERE rowid = (SELECT min(n) FROM memories)")
+        con.commit()
+    finally:
+        con.close()
     out = runner.invoke(cli, ["-C", str(project), "doctor"], env=env)
     assert out.exit_code == 1
     line = next(ln for ln in out.output.splitlines() if "project store" in ln)
     assert line.startswith("[FAIL]") and "edges point at memories the store lacks" in line
+    assert "keyword index disagrees" in line
+    fixed = runner.invoke(cli, ["-C", str(project), "audit", "--fix"], env=env)
+    assert fixed.exit_code == 0, fixed.output
+    again = runner.invoke(cli, ["-C", str(project), "doctor"], env=env).output
+    assert "[ok  ] project store" in again
 
 
 @pytest.mark.parametrize(
