@@ -7,23 +7,20 @@ counted when it starts, so a killed worker or a hung CLI still uses up its place
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cortex.backends.spend import LedgerUnreadable
-from cortex.shell.files import atomic_write, file_lock
+from cortex.backends.spend import KEEP_DAYS, LedgerUnreadable, read_ledger, write_ledger
+from cortex.shell.files import file_lock
 
 LEDGER_FILE = "llm-calls.json"
 LOCK_FILE = "llm-calls.lock"
 LOCK_TIMEOUT_S = 10.0
-KEEP_DAYS = 40
-MAX_LEDGER_BYTES = 1_000_000
 COUNTERS = ("calls", "failed", "input_tokens", "output_tokens")
 
-__all__ = ["DayCalls", "LedgerUnreadable", "read_calls", "record_call", "take_call"]
+__all__ = ["KEEP_DAYS", "DayCalls", "LedgerUnreadable", "read_calls", "record_call", "take_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,27 +79,12 @@ def record_call(
 
 
 def _read(home: Path) -> dict[str, Any]:
-    path = ledger_path(home)
-    try:
-        raw = path.read_bytes()[: MAX_LEDGER_BYTES + 1]
-    except FileNotFoundError:
-        return {"days": {}}
-    except OSError as exc:
-        raise LedgerUnreadable(f"cannot read {path}: {exc.strerror}") from exc
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise LedgerUnreadable(f"{path} is not a cortex call ledger ({exc})") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("days", {}), dict):
-        raise LedgerUnreadable(f"{path} is not a cortex call ledger")
-    return data
+    return read_ledger(ledger_path(home), "call")
 
 
 def _write(home: Path, data: dict[str, Any]) -> None:
-    days = data.get("days", {})
-    data["days"] = {d: days[d] for d in sorted(days)[-KEEP_DAYS:]}
-    data["note"] = "cortex claude-cli extraction calls per UTC day; cost is an estimate at API list prices"
-    atomic_write(ledger_path(home), json.dumps(data, indent=1, sort_keys=True) + "\n")
+    note = "cortex claude-cli extraction calls per UTC day; cost is an estimate at API list prices"
+    write_ledger(ledger_path(home), data, note)
 
 
 def _day(data: dict[str, Any], day: str) -> DayCalls:

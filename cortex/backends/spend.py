@@ -94,7 +94,16 @@ def settle_spend(
 
 
 def _read(home: Path) -> dict[str, Any]:
-    path = ledger_path(home)
+    return read_ledger(ledger_path(home), "spend")
+
+
+def _write(home: Path, data: dict[str, Any]) -> None:
+    note = "cortex LLM spend per UTC day, from the token usage the API reported"
+    write_ledger(ledger_path(home), data, note)
+
+
+def read_ledger(path: Path, kind: str) -> dict[str, Any]:
+    """A per-day JSON ledger (`{"days": {...}}`); empty when absent, LedgerUnreadable when not ours."""
     try:
         raw = path.read_bytes()[: MAX_LEDGER_BYTES + 1]
     except FileNotFoundError:
@@ -104,17 +113,18 @@ def _read(home: Path) -> dict[str, Any]:
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise LedgerUnreadable(f"{path} is not a cortex spend ledger ({exc})") from exc
+        raise LedgerUnreadable(f"{path} is not a cortex {kind} ledger ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("days", {}), dict):
-        raise LedgerUnreadable(f"{path} is not a cortex spend ledger")
+        raise LedgerUnreadable(f"{path} is not a cortex {kind} ledger")
     return data
 
 
-def _write(home: Path, data: dict[str, Any]) -> None:
+def write_ledger(path: Path, data: dict[str, Any], note: str) -> None:
+    """Write a per-day ledger atomically, keeping its last KEEP_DAYS days."""
     days = data.get("days", {})
     data["days"] = {d: days[d] for d in sorted(days)[-KEEP_DAYS:]}
-    data["note"] = "cortex LLM spend per UTC day, from the token usage the API reported"
-    atomic_write(ledger_path(home), json.dumps(data, indent=1, sort_keys=True) + "\n")
+    data["note"] = note
+    atomic_write(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def _day(data: dict[str, Any], day: str) -> DaySpend:
