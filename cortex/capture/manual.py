@@ -15,9 +15,6 @@ from cortex.core.extract.markers import score_sentence
 from cortex.core.extract.transcript_model import Role
 from cortex.core.model import (
     Candidate,
-    Edge,
-    EdgeStatus,
-    EdgeType,
     Layer,
     Memory,
     MemoryType,
@@ -27,7 +24,14 @@ from cortex.core.model import (
 )
 from cortex.core.redact.secrets import redact
 from cortex.core.text import normalize_text
-from cortex.core.write.apply import DEFAULT_PRIORITY, WriteEffect, WriteOutcome, upgraded
+from cortex.core.write.apply import (
+    DEFAULT_PRIORITY,
+    WriteEffect,
+    WriteOutcome,
+    superseded,
+    supersedes_edge,
+    upgraded,
+)
 from cortex.errors import InputError
 from cortex.shell.git import read_head_ref
 from cortex.store.port import StoreAdmin
@@ -157,13 +161,11 @@ def supersede(cx: Cortex, new_ref: str, old_ref: str) -> tuple[Memory, Memory]:
         current = old_store.get(old.id)
         assert current is not None
         if current.status != Status.SUPERSEDED:
-            changed = replace(current, status=Status.SUPERSEDED, status_changed=now, updated=now)
+            changed = superseded(current, now)
             old_store.update_memory(current, changed, cx.actor, now, "supersede")
             current = changed
     with new_store.transaction():
-        new_store.upsert_edge(
-            Edge(new.id, old.id, EdgeType.SUPERSEDES, 1.0, EdgeStatus.ACTIVE, now), cx.actor, now
-        )
+        new_store.upsert_edge(supersedes_edge(new.id, old.id, now), cx.actor, now)
     return new, current
 
 

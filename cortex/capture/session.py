@@ -24,16 +24,12 @@ from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_s
 from cortex.core.extract.transcript import Message, Role, parse_chunk
 from cortex.core.model import (
     Candidate,
-    Edge,
-    EdgeStatus,
-    EdgeType,
     Memory,
     MemoryType,
     Scope,
     Source,
-    Status,
 )
-from cortex.core.write.apply import WriteOutcome
+from cortex.core.write.apply import WriteOutcome, superseded, supersedes_edge
 from cortex.core.write.state import (
     STATE_PREFIX,
     STATE_TAG,
@@ -219,12 +215,10 @@ def _supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) 
     held = {m.id: m for m in store.tagged(STATE_TAG, types)}
     held.update((m.id, m) for m in store.tag_prefix(STATE_PREFIX, types))
     for old in plan_state_supersession(newest, list(held.values())):
-        changed = replace(old, status=Status.SUPERSEDED, status_changed=now, updated=now)
-        store.update_memory(old, changed, cx.actor, now, "supersede")
+        store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
         newer = superseded_by(newest, old)
         if newer is not None:
-            edge = Edge(newer, old.id, EdgeType.SUPERSEDES, 1.0, EdgeStatus.ACTIVE, now)
-            store.upsert_edge(edge, cx.actor, now)
+            store.upsert_edge(supersedes_edge(newer, old.id, now), cx.actor, now)
 
 
 def _write_global(

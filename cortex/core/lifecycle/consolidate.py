@@ -21,6 +21,7 @@ from datetime import datetime
 
 from cortex.core.model import Edge, EdgeStatus, EdgeType, Memory, Status
 from cortex.core.text import jaccard, word_set
+from cortex.core.write.apply import superseded
 from cortex.core.write.distinct import lost_by_merge
 from cortex.core.write.gate import (
     NEAR_DUPLICATE_COSINE,
@@ -169,9 +170,7 @@ def _merge(members: Sequence[Memory], similarity: float, edges: Sequence[Edge], 
         updated=now,
         low_since=None,
     )
-    absorbed_after = tuple(
-        replace(m, status=Status.SUPERSEDED, status_changed=now, updated=now) for m in rest
-    )
+    absorbed_after = tuple(superseded(m, now) for m in rest)
     planned: dict[tuple[str, str, EdgeType], Edge] = {}
     for m in rest:
         planned[(keeper.id, m.id, EdgeType.DERIVED_FROM)] = Edge(

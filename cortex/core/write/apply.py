@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from cortex.core.model import Candidate, Memory, MemoryType, Scope, Source, Status
+from cortex.core.model import Candidate, Edge, EdgeStatus, EdgeType, Memory, MemoryType, Scope, Source, Status
 from cortex.core.text import content_hash, first_line_summary
 from cortex.core.write.gate import WriteAction, WritePlan
 
@@ -110,3 +110,13 @@ def reinforced(current: Memory, plan: WritePlan, now: datetime) -> Memory:
 def upgraded(current: Memory, pin: bool, priority: int | None, now: datetime) -> Memory:
     """A repeated remember's --pin/--priority applied to the memory it matched."""
     return replace(current, pinned=current.pinned or pin, priority=priority or current.priority, updated=now)
+
+
+def superseded(memory: Memory, now: datetime) -> Memory:
+    """The memory taken out of briefing and recall as of `now`; history keeps it."""
+    return replace(memory, status=Status.SUPERSEDED, status_changed=now, updated=now)
+
+
+def supersedes_edge(newer_id: str, older_id: str, now: datetime) -> Edge:
+    """The link from the memory that replaces another to the one it replaces."""
+    return Edge(newer_id, older_id, EdgeType.SUPERSEDES, 1.0, EdgeStatus.ACTIVE, now)
