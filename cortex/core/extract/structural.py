@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from cortex.core.extract.commands import (
     clip,
@@ -19,7 +19,7 @@ from cortex.core.extract.commands import (
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.signals import commit_body
-from cortex.core.extract.transcript import Message, Role, ToolUse
+from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome, parse_test_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
@@ -132,18 +132,25 @@ def _edits(turn: _Turn, project_root: str | None) -> Found:
         parts.append(("wrote " if edited else "Wrote ") + _list_files(list(written)))
     content = "; ".join(parts) + _request_note(turn.prompt)
     files = tuple(dict.fromkeys([*edited, *written]))[:MAX_FILES_KEPT]
-    return [(replace(_candidate(content, MemoryType.PROGRESS, files, 0.55, 3), tags=(EDITS_TAG,)), last)]
+    return [(_candidate(content, MemoryType.PROGRESS, files, 0.55, 3, (EDITS_TAG,)), last)]
+
+
+def _runs(turn: _Turn) -> list[tuple[str, ToolResult, Message]]:
+    """(command, result, message) of each Bash call that ran: refused and interrupted calls,
+    and calls with no result yet, did not."""
+    runs = []
+    for use, message in _calls(turn.messages):
+        command, result = _command(use), use.result
+        if command is not None and result is not None and not result.rejected and not result.interrupted:
+            runs.append((command, result, message))
+    return runs
 
 
 def _tests(turn: _Turn) -> Found:
     """The last run with evidence of each test command: a refused, interrupted, timed-out or
     unreadable run, or one that never started (`cd` failed), is no verdict."""
     outcomes: dict[str, tuple[bool, str, Message]] = {}
-    for use, message in _calls(turn.messages):
-        command = _command(use)
-        result = use.result
-        if command is None or result is None or result.rejected or result.interrupted:
-            continue
+    for command, result, message in _runs(turn):
         outcome = parse_test_outcome(
             command, result.content, is_error=result.is_error, exit_code=result.exit_code
         )
@@ -155,8 +162,8 @@ def _tests(turn: _Turn) -> Found:
         verdict = "Tests failing" if failed else "Tests passed"
         detail = f" ({clip(summary, MAX_DETAIL_CHARS)})" if summary else ""
         content = f"{verdict}: `{shown}`{detail}"
-        candidate = _candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3)
-        found.append((replace(candidate, tags=(state_tag(f"test:{command_family(shown)}"),)), message))
+        tags = _state("test", shown)
+        found.append((_candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3, tags), message))
     return found
 
 
@@ -164,11 +171,7 @@ def _checks(turn: _Turn) -> Found:
     """A build, lint or type check whose last run in the turn succeeded: its current state,
     which replaces an older "Command failing" note of the same command."""
     last: dict[str, tuple[bool, Message]] = {}
-    for use, message in _calls(turn.messages):
-        command = _command(use)
-        result = use.result
-        if command is None or result is None or result.rejected or result.interrupted:
-            continue
+    for command, result, message in _runs(turn):
         shown = render_command(command)
         if _CHECK.match(shown) and not is_test_run(shown):
             outcome = parse_command_outcome(
@@ -178,8 +181,8 @@ def _checks(turn: _Turn) -> Found:
     found: Found = []
     for shown, (failed, message) in last.items():
         if not failed:
-            candidate = _candidate(f"`{shown}` succeeds", MemoryType.PROGRESS, (), 0.55, 3)
-            found.append((replace(candidate, tags=(state_tag(f"command:{command_family(shown)}"),)), message))
+            tags = _state("command", shown)
+            found.append((_candidate(f"`{shown}` succeeds", MemoryType.PROGRESS, (), 0.55, 3, tags), message))
     return found
 
 
@@ -230,11 +233,9 @@ def _failures(messages: Sequence[Message]) -> Found:
         elif is_build_command(shown):
             reported.add(shown)
             content = f"Command failing: `{shown}` ({error})"
-            candidate = replace(
-                _candidate(content, MemoryType.CONTEXT, (), 0.5, 3),
-                tags=(state_tag(f"command:{command_family(shown)}"),),
+            found.append(
+                (_candidate(content, MemoryType.CONTEXT, (), 0.5, 3, _state("command", shown)), message)
             )
-            found.append((candidate, message))
         elif error and not is_test_run(shown):
             # Not retried as such: the fix was another command or an edit. The assistant's
             # next words say why it failed; without them the failure is noise.
@@ -244,8 +245,8 @@ def _failures(messages: Sequence[Message]) -> Found:
                 reported.add(shown)
                 content = f"`{shown}` failed ({error}); {why}"
                 # Not seen fixed yet: a later success of the same command replaces it.
-                key = (state_tag(f"command:{command_family(shown)}"),)
-                found.append((replace(_candidate(content, MemoryType.GOTCHA, (), 0.5, 4), tags=key), message))
+                tags = _state("command", shown)
+                found.append((_candidate(content, MemoryType.GOTCHA, (), 0.5, 4, tags), message))
     return found
 
 
@@ -322,7 +323,12 @@ def _list_files(paths: list[str]) -> str:
 
 
 def _candidate(
-    content: str, kind: MemoryType, files: tuple[str, ...], confidence: float, priority: int
+    content: str,
+    kind: MemoryType,
+    files: tuple[str, ...],
+    confidence: float,
+    priority: int,
+    tags: tuple[str, ...] = (),
 ) -> Candidate:
     return Candidate(
         content=content,
@@ -331,4 +337,10 @@ def _candidate(
         confidence=confidence,
         priority=priority,
         files=files,
+        tags=tags,
     )
+
+
+def _state(kind: str, shown: str) -> tuple[str, ...]:
+    """The tags that make a note the current state of this command's family (`test` or `command`)."""
+    return (state_tag(f"{kind}:{command_family(shown)}"),)
