@@ -20,7 +20,7 @@ from typing import Any
 
 from cortex.app import Cortex
 from cortex.capture.queue import QueueEntry
-from cortex.capture.session import SessionReport, capture_session, read_git_facts
+from cortex.capture.session import SessionReport, capture_session, read_git_facts, total_actions
 from cortex.core.model import Memory, Scope
 from cortex.errors import CortexError
 from cortex.paths import WORKER_LOCK, ensure_store_dir
@@ -69,11 +69,7 @@ class HistoryReport:
     embedded: int = 0
 
     def actions(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for s in self.sessions:
-            for action, n in s.actions.items():
-                out[action] = out.get(action, 0) + n
-        return out
+        return total_actions(self.sessions)
 
     def to_dict(self) -> dict[str, Any]:
         """The `--json` form (its keys are a public interface: keep them)."""

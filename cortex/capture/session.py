@@ -72,6 +72,15 @@ class SessionReport:
                 self.touched.setdefault(o.scope, {})[o.memory.id] = o.memory
 
 
+def total_actions(sessions: Sequence[SessionReport]) -> dict[str, int]:
+    """Write outcomes summed over sessions (stored, reinforced, duplicate, restored, ...)."""
+    out: dict[str, int] = {}
+    for s in sessions:
+        for action, n in s.actions.items():
+            out[action] = out.get(action, 0) + n
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class GitFacts:
     """Git context for the extractors plus the recent commit subjects the LLM layer reads."""

@@ -22,7 +22,7 @@ from cortex.app import Cortex
 from cortex.backends.choose import embeddings_wanted
 from cortex.backends.port import Choice, Embedder
 from cortex.capture.queue import SessionWork, delete_files, list_files, read_work
-from cortex.capture.session import SessionReport, capture_session, read_git_facts
+from cortex.capture.session import SessionReport, capture_session, read_git_facts, total_actions
 from cortex.core.model import Memory, Scope
 from cortex.paths import STORE_DIR, WORKER_LOCK, Paths, cortex_home, ensure_store_dir, find_project_root
 from cortex.shell.failpoints import failpoint
@@ -47,11 +47,7 @@ class WorkerReport:
 
     def actions(self) -> dict[str, int]:
         """Write outcomes over all sessions (stored, reinforced, duplicate, restored)."""
-        out: dict[str, int] = {}
-        for s in self.sessions:
-            for action, n in s.actions.items():
-                out[action] = out.get(action, 0) + n
-        return out
+        return total_actions(self.sessions)
 
 
 def run(
