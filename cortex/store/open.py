@@ -1,7 +1,9 @@
 """Pick the storage adapter and open stores through it; use cases never name an adapter.
 
 Each adapter is imported on first use inside `adapter()`, so the port never depends on one (and
-one that is not installed costs nothing). Today there is one: SQLite.
+one that is not installed costs nothing). Two today: SQLite (a store is a file at `path`) and
+PostgreSQL (a store is a namespace `path` in the database a DSN names; see
+`cortex.store.postgres.adapter`), used for stores shared by a team.
 """
 
 from __future__ import annotations
@@ -9,12 +11,12 @@ from __future__ import annotations
 import importlib
 from datetime import datetime
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from cortex.core.model import Scope
 from cortex.store.port import Checkpoint, RuntimeInfo, StoreAdapter, StoreAdmin, StoreFileCheck
 
-ADAPTERS = ("sqlite",)
+ADAPTERS = ("sqlite", "postgres")
 DEFAULT_ADAPTER = "sqlite"
 
 
@@ -25,14 +27,23 @@ def adapter(name: str = DEFAULT_ADAPTER) -> StoreAdapter:
     """
     if name == "sqlite":
         return cast(StoreAdapter, importlib.import_module("cortex.store.sqlite.adapter"))
+    if name == "postgres":
+        return cast(StoreAdapter, importlib.import_module("cortex.store.postgres.adapter"))
     raise ValueError(f"unknown store adapter {name!r}; known: {', '.join(ADAPTERS)}")
 
 
 def open_store(
-    scope: Scope, path: Path, *, readonly: bool = False, kind: str = DEFAULT_ADAPTER
+    scope: Scope, path: Path, *, readonly: bool = False, kind: str = DEFAULT_ADAPTER, dsn: str | None = None
 ) -> StoreAdmin:
-    """Open the store of `scope` at `path`, creating it when allowed; read-only opens never write."""
-    return adapter(kind).open_store(scope, path, readonly=readonly)
+    """Open the store of `scope` at `path`, creating it when allowed; read-only opens never write.
+
+    `dsn` names the database of a server adapter (PostgreSQL: else $CORTEX_TEAM_DSN); a file
+    adapter takes none.
+    """
+    if dsn is None:
+        return adapter(kind).open_store(scope, path, readonly=readonly)
+    opener: Any = adapter(kind).open_store
+    return cast(StoreAdmin, opener(scope, path, readonly=readonly, dsn=dsn))
 
 
 def inspect_file(path: Path, *, kind: str = DEFAULT_ADAPTER) -> StoreFileCheck:

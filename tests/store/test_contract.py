@@ -26,8 +26,9 @@ from cortex.store import open as stores
 from cortex.store.packing import pack, unpack
 from cortex.store.port import CursorRow, MemoryStore, StoreAdapter, StoreAdmin, VectorHit, VectorIndex
 from tests.conftest import T0
+from tests.support.postgres import postgres_dsn, team_dsn  # noqa: F401  (fixtures)
 
-ADAPTERS = ["sqlite"]
+ADAPTERS = ["sqlite", "postgres"]
 REPO = Path(__file__).resolve().parents[2]
 
 MakeMemory = Callable[..., Memory]
@@ -36,6 +37,8 @@ OpenStore = Callable[..., StoreAdmin]
 
 @pytest.fixture(params=ADAPTERS)
 def adapter(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres":
+        request.getfixturevalue("team_dsn")  # a real server, named by $CORTEX_TEAM_DSN
     return str(request.param)
 
 
@@ -508,7 +511,7 @@ def test_checkpoints_restore_the_saved_state(
     put(store, b)
     store.restore_checkpoint(cp)
     assert store.state_digest().digest == cp.digest and store.get(b.id) is None
-    done = stores.mark_restored(cp, T0)
+    done = stores.mark_restored(cp, T0, kind=adapter)
     assert done.restored_at is not None and stores.list_checkpoints(store.path, kind=adapter) == [done]
 
 

@@ -36,7 +36,8 @@ COMPOSITION_ROOT = "cortex.app"
 # The adapters: storage, model/LLM backends and plain I/O.
 ADAPTER_PACKAGES = ("cortex.store", "cortex.backends", "cortex.shell")
 
-SQL_HOME = "cortex.store.sqlite"  # the only package that may hold SQL
+SQL_HOME = "cortex.store.sqlite"  # the SQLite adapter: SQL and its one FTS5 module
+SQL_HOMES = (SQL_HOME, "cortex.store.postgres")  # the storage adapters: the only packages with SQL
 FTS_HOME = "cortex.store.sqlite.fts"  # the only module that may hold FTS5 syntax
 
 MAX_MODULE_LINES = 400
@@ -431,11 +432,16 @@ def _by_place(problem: str) -> tuple[str, int]:
     return path, int(line) if line.isdigit() else 0
 
 
-def sql_outside_store(tree: SourceTree, home: str = SQL_HOME) -> list[str]:
+def within_any(name: str, homes: str | tuple[str, ...]) -> bool:
+    """`name` is within one of `homes`."""
+    return any(within(name, home) for home in ((homes,) if isinstance(homes, str) else homes))
+
+
+def sql_outside_store(tree: SourceTree, home: str | tuple[str, ...] = SQL_HOMES) -> list[str]:
     """SQL statements in string literals, and .execute*() on a connection, outside `home`."""
     problems = []
     for module in tree:
-        if within(module.name, home):
+        if within_any(module.name, home):
             continue
         for line, text in string_constants(module.tree):
             match = SQL_STATEMENT.search(text)
@@ -447,7 +453,9 @@ def sql_outside_store(tree: SourceTree, home: str = SQL_HOME) -> list[str]:
     return sorted(problems, key=_by_place)
 
 
-def fts5_outside_home(tree: SourceTree, home: str = FTS_HOME, sql_home: str = SQL_HOME) -> list[str]:
+def fts5_outside_home(
+    tree: SourceTree, home: str = FTS_HOME, sql_home: str | tuple[str, ...] = SQL_HOMES
+) -> list[str]:
     """FTS5 syntax (MATCH, bm25(), snippet(), highlight(), NEAR(), fts5, *_fts tables) in string
     literals outside the one FTS module, and, outside the SQL package, a bare boolean operator
     joining query terms."""
@@ -460,7 +468,7 @@ def fts5_outside_home(tree: SourceTree, home: str = FTS_HOME, sql_home: str = SQ
             if match:
                 found = match.group(0).strip()
                 problems.append(f"{module.at(line)} FTS5 {found!r}: {_excerpt(text, match)}")
-            elif text in FTS5_OPERATORS and not within(module.name, sql_home):
+            elif text in FTS5_OPERATORS and not within_any(module.name, sql_home):
                 problems.append(f"{module.at(line)} FTS5 query operator {text!r}")
     return sorted(problems, key=_by_place)
 

@@ -1,0 +1,163 @@
+"""The rest of a PostgreSQL store beside its memories: the journal, edges, cursors and meta."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from cortex.core.model import Edge, EdgeStatus, EdgeType
+from cortex.core.serial import dumps, format_time, parse_time
+from cortex.store.port import CursorRow
+from cortex.store.postgres.connection import Session
+
+# The next sequence number: writers hold the store's lock, so max + 1 is gap-free.
+JOURNAL_INSERT = (
+    "INSERT INTO journal (seq, at, actor, op, memory_id, payload) "
+    "SELECT coalesce(max(seq), 0) + 1, %s, %s, %s, %s, %s FROM journal"
+)
+
+
+def write_journal(conn: Any, actor: str, op: str, memory_id: str | None, payload: Any, at: datetime) -> None:
+    """Append one mutation record (inside the transaction that makes the mutation)."""
+    conn.execute(JOURNAL_INSERT, (format_time(at), actor, op, memory_id, dumps(payload)))
+
+
+class Records:
+    """Journal, edges, cursors and meta of one store."""
+
+    session: Session
+
+    # -- journal -------------------------------------------------------------------------
+    def journal(self, actor: str, op: str, memory_id: str | None, payload: Any, at: datetime) -> None:
+        """Append one mutation record; call inside the transaction that makes the mutation."""
+        with self.session.writing() as conn:
+            write_journal(conn, actor, op, memory_id, payload, at)
+
+    def journal_rows(self, after_seq: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        """Journal records after `after_seq`, oldest first."""
+        sql = "SELECT seq, at, actor, op, memory_id, payload FROM journal WHERE seq > %s ORDER BY seq"
+        params: list[Any] = [after_seq]
+        if limit is not None:
+            sql += " LIMIT %s"
+            params.append(limit)
+        with self.session.reading() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [
+            {
+                "seq": int(r[0]),
+                "at": r[1],
+                "actor": r[2],
+                "op": r[3],
+                "memory_id": r[4],
+                "payload": json.loads(r[5]),
+            }
+            for r in rows
+        ]
+
+    # -- edges ---------------------------------------------------------------------------
+    def upsert_edge(self, e: Edge, actor: str, at: datetime) -> None:
+        """Insert or update an edge (unique per source, target, type) and journal it."""
+        created = format_time(e.created or at)
+        with self.session.writing() as conn:
+            conn.execute(
+                "INSERT INTO edges (source, target, type, strength, status, created, updated) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (source, target, type) DO UPDATE SET "
+                "strength = excluded.strength, status = excluded.status, updated = excluded.updated",
+                (e.source, e.target, e.type.value, e.strength, e.status.value, created, format_time(at)),
+            )
+            payload = {
+                "source": e.source,
+                "target": e.target,
+                "type": e.type.value,
+                "strength": e.strength,
+                "status": e.status.value,
+                "created": created,
+            }
+            write_journal(conn, actor, "edge", e.source, payload, at)
+
+    def delete_edge(self, source: str, target: str, etype: str, actor: str, at: datetime) -> None:
+        """Remove one edge and journal it."""
+        with self.session.writing() as conn:
+            conn.execute(
+                "DELETE FROM edges WHERE source = %s AND target = %s AND type = %s", (source, target, etype)
+            )
+            payload = {"source": source, "target": target, "type": etype}
+            write_journal(conn, actor, "edge_delete", source, payload, at)
+
+    def edges(self, ids: Sequence[str] | None = None, status: str | None = None) -> list[Edge]:
+        """Edges touching `ids` (either end), or all edges when `ids` is None."""
+        sql = "SELECT source, target, type, strength, status, created FROM edges"
+        where: list[str] = []
+        params: list[Any] = []
+        if ids is not None:
+            if not ids:
+                return []
+            where.append("(source = ANY(%s) OR target = ANY(%s))")
+            params.extend([list(ids), list(ids)])
+        if status is not None:
+            where.append("status = %s")
+            params.append(status)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        with self.session.reading() as conn:
+            rows = conn.execute(sql + " ORDER BY source, target, type", params).fetchall()
+        return [
+            Edge(r[0], r[1], EdgeType(r[2]), float(r[3]), EdgeStatus(r[4]), parse_time(r[5])) for r in rows
+        ]
+
+    def write_centrality(self, scores: dict[str, float]) -> None:
+        """Store derived centrality (not journaled: it is rebuilt from edges)."""
+        with self.session.writing() as conn:
+            conn.execute("UPDATE memories SET centrality = 0 WHERE centrality != 0")
+            kept = [(v, k) for k, v in scores.items() if v]
+            if kept:
+                with conn.cursor() as cur:
+                    cur.executemany("UPDATE memories SET centrality = %s WHERE id = %s", kept)
+
+    # -- cursors and meta ----------------------------------------------------------------
+    def read_cursor(self, session_id: str) -> CursorRow | None:
+        """The transcript cursor of a session, if any."""
+        with self.session.reading() as conn:
+            row = conn.execute(
+                "SELECT session_id, transcript_path, byte_offset, last_uuid, malformed, closed "
+                "FROM cursors WHERE session_id = %s",
+                (session_id,),
+            ).fetchone()
+        return CursorRow(row[0], row[1], int(row[2]), row[3], int(row[4]), bool(row[5])) if row else None
+
+    def write_cursor(self, c: CursorRow, at: datetime) -> None:
+        """Insert or replace a session's transcript cursor."""
+        with self.session.writing() as conn:
+            conn.execute(
+                "INSERT INTO cursors (session_id, transcript_path, byte_offset, last_uuid, malformed, "
+                "closed, updated) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE "
+                "SET transcript_path = excluded.transcript_path, byte_offset = excluded.byte_offset, "
+                "last_uuid = excluded.last_uuid, malformed = excluded.malformed, "
+                "closed = excluded.closed, updated = excluded.updated",
+                (
+                    c.session_id,
+                    c.transcript_path,
+                    c.byte_offset,
+                    c.last_uuid,
+                    c.malformed,
+                    int(c.closed),
+                    format_time(at),
+                ),
+            )
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """A value from the meta table, or `default`."""
+        with self.session.reading() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Insert or replace a value in the meta table."""
+        with self.session.writing() as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
