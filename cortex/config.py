@@ -92,6 +92,10 @@ class Settings:
     # lifecycle (SPEC §6)
     consolidate_every: int = 10
     consolidate_active_over: int = 80
+    # team memory (README "Team memory"): a shared PostgreSQL store, keyed by the git remote
+    team_dsn: str = ""  # e.g. postgresql://cortex@db.internal/cortex; empty = no team store
+    team_share_types: str = ""  # comma-separated types shared without `cortex share`, e.g. decision,gotcha
+    team_connect_ms: int = 300  # connect budget of recall and the worker; then local-only, with a note
     # logging
     log_level: str = "INFO"
 
@@ -126,6 +130,7 @@ MINIMUM: dict[str, float] = {
     "user_prompt_budget_ms": 0,
     "consolidate_every": 1,
     "consolidate_active_over": 1,
+    "team_connect_ms": 1,
 }
 MAXIMUM: dict[str, float] = {"recall_mmr_lambda": 1.0}
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -133,6 +138,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "reranker": tuple(e.value for e in RerankerName),
     "llm_extractor": tuple(e.value for e in ExtractorName),
     "log_level": ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+}
+
+
+# Settings holding a comma-separated list (a TOML array is accepted too), and the names allowed.
+LIST_SETTINGS: dict[str, tuple[str, ...]] = {
+    "team_share_types": ("decision", "pattern", "architecture", "gotcha", "code_description"),
 }
 
 
@@ -165,6 +176,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             return _checked(name, int(number), source)
         if isinstance(default, float):
             return _checked(name, float(value), source)
+        if name in LIST_SETTINGS and isinstance(value, list):  # `team_share_types = ["decision"]`
+            value = ",".join(str(v) for v in value)
         if isinstance(value, dict | list):  # a TOML table or array where text belongs
             raise ValueError(value)
         text = _checked(name, str(value).strip(), source)
@@ -188,6 +201,13 @@ def _checked(name: str, value: Any, source: str) -> Any:
         raise ConfigError(
             f"{source}: {name} = {value!r} is above its maximum {high}", f"set `{name}` to {high} or less"
         )
+    if name in LIST_SETTINGS:
+        for item in filter(None, (part.strip().lower() for part in value.split(","))):
+            if item not in LIST_SETTINGS[name]:
+                raise ConfigError(
+                    f"{source}: {name} names {item!r}, which is never shared",
+                    f"list only {', '.join(LIST_SETTINGS[name])} in `{name}`",
+                )
     allowed = CHOICES.get(name)
     if allowed is not None:
         value = value.upper() if name == "log_level" else value.lower()

@@ -187,6 +187,23 @@ def test_bad_file_values_name_the_file(project: Path, cortex_home: Path) -> None
     assert str(path) in err.value.message
 
 
+def test_team_settings_come_from_a_file_or_the_environment(project: Path, cortex_home: Path) -> None:
+    paths = paths_for(project, cortex_home)
+    write_config(paths.store_dir, "team_share_types = ['decision', 'gotcha']\n")
+    settings = load_settings(paths, env={"CORTEX_TEAM_DSN": "postgresql://cortex@db.internal/cortex"})
+    assert settings.team_dsn == "postgresql://cortex@db.internal/cortex"
+    assert settings.team_share_types == "decision,gotcha" and settings.team_connect_ms == 300
+    assert load_settings(paths, env={"CORTEX_TEAM_SHARE_TYPES": "pattern"}).team_share_types == "pattern"
+
+
+@pytest.mark.parametrize("listed", ["['decision', 'progress']", "'decision,preference'"])
+def test_types_that_are_never_shared_cannot_be_listed(project: Path, cortex_home: Path, listed: str) -> None:
+    path = write_config(cortex_home, f"team_share_types = {listed}\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(paths_for(project, cortex_home), env={})
+    assert str(path) in err.value.message and "never shared" in err.value.message
+
+
 def test_whole_float_is_a_valid_int_in_toml(project: Path, cortex_home: Path) -> None:
     write_config(cortex_home, "recall_limit = 6.0\n")
     assert load_settings(paths_for(project, cortex_home), env={}).recall_limit == 6

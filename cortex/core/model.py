@@ -22,6 +22,7 @@ class MemoryType(StrEnum):
 class Scope(StrEnum):
     PROJECT = "project"
     GLOBAL = "global"
+    TEAM = "team"  # shared with the repository's other developers (a team store, when configured)
 
 
 class ScopeFilter(StrEnum):

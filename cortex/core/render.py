@@ -8,6 +8,8 @@ from datetime import datetime
 from cortex.core.model import Hit, Memory, SearchMode
 from cortex.core.redact.injection import is_instruction_like
 
+SHARED_BY = "shared-by:"  # the tag a team store's copy names who shared it with (core.team)
+
 FENCE = "````"  # four backticks: memory text containing ``` cannot close the fence early
 
 
@@ -41,8 +43,11 @@ def _date(value: datetime | None) -> str:
 def attribution(m: Memory) -> str:
     """`id · type · date · branch · source` line for a memory."""
     parts = [m.id, m.type.value, _date(m.created)]
-    if m.scope.value == "global":
-        parts.append("global")
+    if m.scope.value in ("global", "team"):
+        parts.append(m.scope.value)
+    by = next((t.removeprefix(SHARED_BY) for t in m.tags if t.startswith(SHARED_BY)), "")
+    if by and m.scope.value == "team":
+        parts.append(f"by {by}")
     if m.source.branch:
         parts.append(f"branch {m.source.branch}")
     if m.source.session_id:
