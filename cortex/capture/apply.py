@@ -24,13 +24,20 @@ HINT_MIN_OVERLAP = 0.2  # a hint described in words must share this much vocabul
 
 
 def apply_plan(
-    cx: Cortex, store: MemoryStore, cand: Candidate, plan: WritePlan, source: Source, now: datetime
+    cx: Cortex,
+    store: MemoryStore,
+    cand: Candidate,
+    plan: WritePlan,
+    source: Source,
+    now: datetime,
+    memory_id: str | None = None,
 ) -> WriteOutcome:
-    """Carry out a plan inside the caller's transaction (nothing is embedded here)."""
+    """Carry out a plan inside the caller's transaction (nothing is embedded here). An insert
+    takes `memory_id` when given (a free id the caller chose), else a fresh one."""
     effect = effect_of(plan)
     memory: Memory
     if plan.action is WriteAction.INSERT:
-        memory = new_memory(new_id(), cand, store.scope, sanitise_source(source), now)
+        memory = new_memory(memory_id or new_id(), cand, store.scope, sanitise_source(source), now)
         store.insert_memory(memory, cx.actor, now)
     else:
         current = store.get(plan.target_id or "")

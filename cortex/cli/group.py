@@ -22,6 +22,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 DRIVER_MODULES = ("sqlite3", "sqlean")  # DB-API error classes of the SQLite drivers cortex uses
 # Commands that never read the project's context: a hook must run (and exit 0) whatever the config.
 WITHOUT_CONTEXT = ("hook",)
+SUMMARY_CHARS = 100  # a command's one-line summary in `cortex --help`, wrapped to the terminal
 
 
 def stdout_is_a_pipe() -> bool:
@@ -48,6 +49,18 @@ def exit_quietly() -> NoReturn:
 class CortexGroup(click.Group):
     """One error boundary: CortexError -> message + fix, exit 1; usage errors stay exit 2; a
     closed stdout ends any command quietly with exit 0."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Every command with its whole summary: one that does not fit beside the longest command
+        name (`import-projection`) wraps onto a second line instead of being cut off."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=SUMMARY_CHARS)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any

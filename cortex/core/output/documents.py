@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # annotations only: every CLI command imports this module, ke
     from cortex.core.lifecycle.consolidate import ConsolidationPlan, Merge
     from cortex.core.lifecycle.decay import Change
     from cortex.core.model import Edge, Memory, Scope
+    from cortex.core.projection.markdown import Entry
+    from cortex.core.projection.plan import ImportPlan
     from cortex.core.recall.decide import RecallResult
     from cortex.core.write.apply import WriteOutcome
 
@@ -44,6 +46,57 @@ def supersede_to_dict(new: Memory, old: Memory) -> dict[str, Any]:
 def forget_to_dict(matched: Iterable[Memory], archived: Iterable[Memory]) -> dict[str, Any]:
     """What `cortex forget --json` matched (ids) and archived (the memories as they are now)."""
     return {"matched": [m.id for m in matched], "archived": [memory_to_dict(m) for m in archived]}
+
+
+def projection_file_to_dict(
+    path: str, changed: bool, entries: Sequence[tuple[str, Memory]]
+) -> dict[str, Any]:
+    """What `cortex project-file --json` wrote: the file, whether its text changed, and its
+    entries in file order: the entry id, the memory now behind it (they differ once an edit
+    superseded the entry's first memory) and its type."""
+    return {
+        "path": path,
+        "changed": changed,
+        "entries": [{"id": key, "memory": m.id, "type": m.type.value} for key, m in entries],
+    }
+
+
+def projection_import_to_dict(
+    path: str,
+    plan: ImportPlan,
+    dry_run: bool,
+    added: Sequence[tuple[Entry, WriteOutcome]] = (),
+    superseded: Sequence[tuple[Memory, Entry, Memory]] = (),
+    notes: Sequence[str] = (),
+) -> dict[str, Any]:
+    """What `cortex import-projection --json` changed (with --dry-run: would change). Entries are
+    named by their line in the file; `added[].id` and `superseded[].new` are null in a dry run."""
+    outcome = {e.line: o for e, o in added}
+    new = {e.line: n for _, e, n in superseded}
+    return {
+        "path": path,
+        "dry_run": dry_run,
+        "unchanged": plan.unchanged,
+        "added": [
+            {
+                "line": e.line,
+                "type": e.type.value,
+                "id": outcome[e.line].memory.id if e.line in outcome else None,
+                "action": outcome[e.line].action.value if e.line in outcome else None,
+                "reason": outcome[e.line].reason if e.line in outcome else None,
+            }
+            for e in plan.add
+        ],
+        "superseded": [
+            {"line": e.line, "old": m.id, "new": new[e.line].id if e.line in new else None}
+            for m, e in plan.edit
+        ],
+        "forgotten": [m.id for m in plan.forget],
+        "retyped": [
+            {"line": e.line, "id": m.id, "from": m.type.value, "to": e.type.value} for m, e in plan.retype
+        ],
+        "notes": list(notes),
+    }
 
 
 def backfill_to_dict(embedded: int, embedder: str, onnx_export: str | None) -> dict[str, Any]:
