@@ -150,6 +150,8 @@ def test_a_failed_transaction_leaves_nothing(store: StoreAdmin, make_memory: Mak
     assert store.edges() == [] and store.read_cursor("s1") is None and store.get_meta("k") is None
     assert store.journal_rows() == journal
     assert store.search_text(TextQuery(("advisory",)), 5) == []
+    put(store, make_memory("stored after the failure"))
+    assert store.journal_seq() == journal[-1]["seq"] + 1  # a rolled-back write leaves no gap
 
 
 def test_a_read_only_store_reads_and_refuses_writes(open_fresh: OpenStore, make_memory: MakeMemory) -> None:
@@ -596,5 +598,7 @@ def test_concurrent_writers_lose_nothing(open_fresh: OpenStore, adapter: str) ->
     assert store.count_active() == workers * count
     assert store.get_meta("writes") == str(workers * count)  # every read-modify-write was isolated
     assert len([r for r in store.journal_rows() if r["op"] == "insert"]) == workers * count
+    seqs = [r["seq"] for r in store.journal_rows()]
+    assert seqs == list(range(1, len(seqs) + 1))  # gap-free: every writer waited for the last
     hits = store.search_text(TextQuery((f"zq{workers - 1}x{count - 1}",)), 5)
     assert [mid for mid, _ in hits] == [f"{workers - 1:04x}{count - 1:06x}"]

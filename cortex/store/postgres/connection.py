@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 DSN_ENV = "CORTEX_TEAM_DSN"
 POOL_MAX = 8  # connections per DSN and process: a hook uses one, the worker a few
-POOL_WAIT_S = 10.0  # for a free connection, or for the first one of a new pool
+POOL_WAIT_S = 5.0  # for a free connection, or for the first one of a new pool
 EXTENSION_LOCK = 0x63727478  # "crtx": one creator of the database's extensions at a time
 
 _LOCK = threading.Lock()

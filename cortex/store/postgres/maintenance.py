@@ -11,6 +11,7 @@ from cortex.core.digest import StateDigest, digest_state
 from cortex.core.model import Edge, Memory, MemoryType
 from cortex.core.serial import dumps, format_time
 from cortex.core.write.chunks import CHUNK_SLOTS
+from cortex.store.packing import pack
 from cortex.store.port import StoreStats, VectorIndex, VectorRebuild
 from cortex.store.postgres import codec, migrations, text_search, vectors
 from cortex.store.postgres.codec import COLUMNS, PLACEHOLDERS
@@ -158,15 +159,14 @@ class Maintenance(Records):
             chunk = index.embedder_key.endswith(vectors.CHUNK_KEY_SUFFIX)
             saved = [
                 (int(r[0]), r[1])
-                for r in conn.execute(f"SELECT n, embedding::text FROM {index.name}")
+                for r in conn.execute(f"SELECT n, embedding::real[] FROM {index.name}")
                 if (int(r[0]) // CHUNK_SLOTS if chunk else int(r[0])) in wanted
             ]
             conn.execute(f"DROP TABLE IF EXISTS {index.name}")
             conn.execute("DELETE FROM vec_indexes WHERE name = %s", (index.name,))
             conn.execute("DELETE FROM embedded WHERE index_name = %s", (index.name,))
             fresh = vectors.create(conn, index.embedder_key, index.dim, at)
-            with conn.cursor() as cur:
-                cur.executemany(f"INSERT INTO {fresh} (n, embedding) VALUES (%s, %s::vector)", saved)
+            vectors.write(conn, fresh, [(n, pack(floats)) for n, floats in saved])
             owners = sorted({n // CHUNK_SLOTS if chunk else n for n, _ in saved})
             vectors.mark(conn, fresh, owners)
         return VectorRebuild(len(owners), len(wanted) - len(owners), None)
