@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cortex.backends import choose
 from cortex.backends.port import Choice, Embedder, Reranker
 from cortex.config import Settings, load_settings
 from cortex.core.model import Memory, Scope, ScopeFilter
-from cortex.errors import NotFound, StoreError
+from cortex.errors import CortexError, InputError, NotFound, StoreError
 from cortex.paths import Paths, ensure_store_dir, resolve_paths
 from cortex.store.open import open_store
 from cortex.store.port import StoreAdmin
@@ -45,6 +46,34 @@ def looks_like_id(ref: str) -> bool:
     )
 
 
+class TeamLink(NamedTuple):
+    """The team store as this context found it: configured? under which key? open, or why not."""
+
+    configured: bool
+    key: str | None  # the repository's identity (normalised remote URL)
+    store: StoreAdmin | None
+    note: str  # why there is no team store ("" when there is one, or none is configured)
+
+
+def _connect_team(cx: Cortex) -> TeamLink:
+    dsn = cx.settings.team_dsn.strip()
+    if not dsn:
+        return TeamLink(False, None, None, "")
+    from cortex.core.team.rules import repo_identity
+    from cortex.shell.git import read_remote_url
+    from cortex.store.remote import open_shared
+
+    key = repo_identity(read_remote_url(cx.paths.root))
+    if key is None:
+        return TeamLink(True, None, None, "no team store: this project has no git remote to name it by")
+    try:
+        store = open_shared(Scope.TEAM, dsn, key, budget_s=cx.settings.team_connect_ms / 1000)
+    except CortexError as exc:
+        log.info("team store not used: %s", exc.message)
+        return TeamLink(True, key, None, exc.message)
+    return TeamLink(True, key, store, "")
+
+
 class Cortex:
     """Everything a use case needs for one project; opens stores and models lazily."""
 
@@ -64,6 +93,7 @@ class Cortex:
         self.clock = clock
         self.actor = actor
         self._stores: dict[Scope, StoreAdmin] = {}
+        self._team: TeamLink | None = None
         self._query_embedder = query_embedder
         self._bulk_embedder = bulk_embedder
         self._reranker = reranker
@@ -91,6 +121,12 @@ class Cortex:
         """The open store for `scope`; creates it only when `create` (writes), else None if absent."""
         if scope in self._stores:
             return self._stores[scope]
+        if scope is Scope.TEAM:  # not a file of this machine: `team_store()` opens it
+            if create:
+                raise InputError(
+                    "memories reach the team store only by sharing", "`cortex share ID` a project memory"
+                )
+            return self.team_store()
         path = self.store_path(scope)
         if not path.exists():
             if not create:
@@ -135,11 +171,33 @@ class Cortex:
                 out.append(store)
         return out
 
+    def team(self) -> TeamLink:
+        """The team store link: tried once per context, within the `team_connect_ms` budget."""
+        if self._team is None:
+            self._team = _connect_team(self)
+        return self._team
+
+    def team_store(self) -> StoreAdmin | None:
+        """The team store when one is configured and reachable, else None (`team().note` says why)."""
+        return self.team().store
+
+    def drop_team(self, why: str) -> None:
+        """Go on without the team store (it failed mid-use): local-only from here, with a note."""
+        link = self.team()
+        if link.store is not None:
+            with contextlib.suppress(Exception):
+                link.store.close()
+        self._team = TeamLink(link.configured, link.key, None, f"team store unreachable: {why}")
+
     def close(self) -> None:
         """Close every store this context opened."""
         for store in self._stores.values():
             store.close()
         self._stores.clear()
+        if self._team is not None and self._team.store is not None:
+            with contextlib.suppress(Exception):
+                self._team.store.close()
+        self._team = None
 
     def __enter__(self) -> Cortex:
         return self
@@ -189,6 +247,13 @@ class Cortex:
             if exact is not None:
                 return store, exact
             matches.extend((store, m) for m in store.find_prefix(ref))
+        if not matches and self.settings.team_dsn:  # a teammate's memory, shown by recall
+            team = self.team_store()
+            if team is not None:
+                exact = team.get(ref)
+                if exact is not None:
+                    return team, exact
+                matches.extend((team, m) for m in team.find_prefix(ref))
         if len(matches) == 1:
             return matches[0]
         if not matches:

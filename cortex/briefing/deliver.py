@@ -67,10 +67,20 @@ class RefreshResult:
 
 
 def read_active_memories(cx: Cortex) -> list[Memory]:
-    """Active memories of both stores, raw code left out (recall pulls it)."""
+    """Active memories of both stores and the team store, raw code left out (recall pulls it)."""
     out: list[Memory] = []
     for store in cx.read_stores():
         out.extend(store.list_memories(statuses=(Status.ACTIVE.value,), types=BRIEFED_TYPES))
+    team = cx.team_store()
+    if team is not None:
+        try:
+            shared = team.list_memories(statuses=(Status.ACTIVE.value,), types=BRIEFED_TYPES)
+        except CortexError as exc:  # gone mid-render: brief from this machine's stores
+            log.warning("team store not briefed: %s", exc.message)
+            cx.drop_team(exc.message)
+            return out
+        have = {m.id for m in out}  # this developer's own shares are briefed from the project store
+        out.extend(m for m in shared if m.id not in have)
     return out
 
 

@@ -184,6 +184,8 @@ def select_for_forget(cx: Cortex, target: str, limit: int) -> list[tuple[StoreAd
     result = recall(cx, RecallRequest(text=target, limit=limit), record=False)
     out = []
     for h in result.hits:
+        if h.memory.scope is Scope.TEAM:  # a teammate's note: forgotten by id only, never by a query
+            continue
         store = cx.store(h.memory.scope, create=False)
         if store is not None and h.memory.status == Status.ACTIVE:
             out.append((store, h.memory))

@@ -20,6 +20,7 @@ from cortex.cli import (
     scrub,
     serve,
     setup,
+    team,
 )
 from cortex.cli.group import cli, exit_quietly
 
@@ -30,6 +31,8 @@ COMMANDS: tuple[click.Command, ...] = (
     memory.get,
     memory.forget,
     memory.supersede,
+    team.share,
+    team.unshare,
     admin.traverse,
     admin.status,
     admin.doctor,

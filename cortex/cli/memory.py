@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -53,6 +54,9 @@ def _read_text(words: tuple[str, ...]) -> str:
     help="Store in the global store (holds across all projects).",
 )
 @click.option("--pin", is_flag=True, help="Pinned memories never decay and lead the briefing.")
+@click.option(
+    "--team", "to_team", is_flag=True, help="Also share it with the team (`cortex share`; needs team_dsn)."
+)
 @click.option("--tags", default="", help="Comma-separated tags, e.g. db,queue.")
 @click.option(
     "--supersedes",
@@ -70,6 +74,7 @@ def remember(
     priority: int | None,
     is_global: bool,
     pin: bool,
+    to_team: bool,
     tags: str,
     supersedes: str | None,
     as_json: bool,
@@ -85,6 +90,8 @@ def remember(
     from cortex.core.output.documents import outcome_to_dict
 
     cx = cortex_of(ctx)
+    if to_team and is_global:
+        raise click.UsageError("--team shares a project memory; it cannot go with --global")
     outcome = manual.remember(
         cx,
         _read_text(text),
@@ -95,11 +102,24 @@ def remember(
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
         supersedes=supersedes,
     )
+    shared = None
+    if to_team:
+        from cortex.team.share import share
+
+        shared = share(cx, outcome.memory.id)
+        outcome = dataclasses.replace(outcome, memory=shared.memory)  # now tagged for the team
     _refresh_delivered_briefing(cx)
     if as_json:
-        echo_json(outcome_to_dict(outcome))
+        doc = outcome_to_dict(outcome)
+        if shared is not None:
+            doc["team"] = {"delivered": shared.delivered, "pending": shared.push.pending}
+        echo_json(doc)
         return
     click.echo(manual.describe_outcome(outcome))
+    if shared is not None:
+        from cortex.team.share import describe
+
+        click.echo(describe(shared))
 
 
 def _refresh_delivered_briefing(cx: Cortex) -> None:

@@ -130,9 +130,11 @@ def _batch(
             session.actions or "nothing new",
             f", {session.malformed} malformed lines" if session.malformed else "",
         )
+    if read_any:
+        _embed(cx, touched, report)
+    _push_team(cx)  # also when nothing new was read: shares left pending by an unreachable server
     if not read_any:
         return
-    _embed(cx, touched, report)
     failpoint("worker.before_lifecycle")
     _after_extraction(cx)
     failpoint("worker.before_briefing")
@@ -212,6 +214,24 @@ def _embed_pending(cx: Cortex, embedder: Embedder) -> int:
         if mems and embed_memories(cx, store, mems, embedder):
             done += len(mems)
     return done
+
+
+def _push_team(cx: Cortex) -> None:
+    """Carry shares, unshares, forgets and supersedes to the team store; kept pending when it
+    does not answer within its budget (the next run tries again)."""
+    if not cx.settings.team_dsn:
+        return
+    from cortex.team.push import push
+
+    try:
+        done = push(cx)
+    except Exception as exc:  # the shares stay in the project store's journal for the next run
+        log.warning("team push failed (%s: %s); kept pending", type(exc).__name__, exc, exc_info=True)
+        return
+    if done.error:
+        log.info("team push: %s (%d changes pending)", done.error, done.pending)
+    elif done.shared or done.withdrawn:
+        log.info("team push: %d shared, %d withdrawn", len(done.shared), len(done.withdrawn))
 
 
 def _after_extraction(cx: Cortex) -> None:

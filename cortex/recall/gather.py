@@ -9,7 +9,7 @@ from typing import Any
 
 from cortex.app import Cortex
 from cortex.backends.port import Embedder
-from cortex.core.model import Edge, Memory, SearchMode, Status
+from cortex.core.model import Edge, Memory, Scope, SearchMode, Status
 from cortex.core.recall import query
 from cortex.core.recall.decide import Gathered, RecallParams, RecallRequest
 from cortex.core.text import embedding_text, jaccard, word_set
@@ -87,7 +87,11 @@ def vector_candidates(
         near = store.nearest(embedder.key, packed, k, chunk_k=chunk_k)
         found.extend((hit.id, 1.0 - hit.distance) for hit in near if hit.status in allowed)
     found.sort(key=lambda item: -item[1])
-    return found[:k]
+    # A shared memory is in the project and the team store under one id: count it once.
+    best: dict[str, float] = {}
+    for mid, cos in found:
+        best.setdefault(mid, cos)
+    return list(best.items())[:k]
 
 
 def count_pending(store: MemoryStore, embedder_key: str) -> int:
@@ -122,11 +126,16 @@ def gather(
     found: list[tuple[str, float]] = []
     if embedder is not None:
         found = vector_candidates(stores, embedder, qvec, candidates, allowed, params.use_chunks)
-        pending = sum(count_pending(s, embedder.key) for s in stores)
+        # The team store's vectors come with its memories; `cortex backfill` embeds local ones.
+        pending = sum(count_pending(s, embedder.key) for s in stores if s.scope is not Scope.TEAM)
         if pending:
             notes.append(f"{pending} memories are not embedded yet (run `cortex backfill`)")
     ids = [mid for ranked in lexical.values() for mid, _ in ranked] + [mid for mid, _ in found]
     memories = read_memories(stores, ids)
+    team = f"bm25:{Scope.TEAM.value}"
+    if team in lexical:  # the team's copy of a memory also here: the local one answers for it
+        shared = {i for i, m in memories.items() if m.scope is Scope.TEAM}
+        lexical[team] = [(i, v) for i, v in lexical[team] if i in shared]
     mode = SearchMode.HYBRID if embedder is not None else SearchMode.KEYWORD_ONLY
     return Pool(Gathered(lexical, found, memories), notes, mode, embedder, qvec, {}, list(stores))
 

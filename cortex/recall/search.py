@@ -21,6 +21,7 @@ from cortex.core.recall.decide import (
     RecallResult,
     plan_recall,
 )
+from cortex.errors import CortexError
 from cortex.recall import gather as gathering
 from cortex.store.port import MemoryStore
 
@@ -148,18 +149,41 @@ def recall(
     """Hybrid recall over the project and global stores."""
     started = time.perf_counter()
     req = replace(req, limit=max(0, min(req.limit, MAX_LIMIT)))
-    stores = cx.read_stores(ScopeFilter(scope))
     if params is None:
         params = default_params(cx)
+    stores: list[MemoryStore] = list(cx.read_stores(ScopeFilter(scope)))
+    link = cx.team() if scope == "all" else None
+    if link is None or not link.configured:
+        return _recall(cx, req, stores, params, record, started, "off", [])
+    if link.store is not None:
+        try:
+            return _recall(cx, req, [*stores, link.store], params, record, started, "merged", [])
+        except CortexError as exc:  # the team store went away mid-recall: answer from this machine
+            cx.drop_team(exc.message)
+    note = f"{cx.team().note or 'team store unreachable'}; results from the local stores only"
+    return _recall(cx, req, stores, params, record, started, "unreachable", [note])
+
+
+def _recall(
+    cx: Cortex,
+    req: RecallRequest,
+    stores: list[MemoryStore],
+    params: RecallParams,
+    record: bool,
+    started: float,
+    team: str,
+    team_notes: list[str],
+) -> RecallResult:
     if not stores:
         return RecallResult(
             req.text,
             (),
             SearchMode.KEYWORD_ONLY,
-            ("no memories stored yet",),
+            ("no memories stored yet", *team_notes),
             True,
             "nothing in memory yet",
             "plain",
+            team=team,
         )
     candidates = max(cx.settings.recall_candidates, 2 * req.limit)
     pool = gathering.gather(cx, req, stores, params, candidates)
@@ -176,7 +200,7 @@ def recall(
         pool = _with_rerank(pool, req, reranker, _first_pass(req, pool.got, now, params, RERANK_DEPTH))
     gathered_at = time.perf_counter()
     plan = plan_recall(req, pool.got, now, gathering.similarity(pool), params)
-    got, notes, mode = pool.got, pool.notes, pool.mode
+    got, notes, mode = pool.got, [*pool.notes, *team_notes], pool.mode
     hits = _expand(stores, plan, got) if plan.hits else []
     if record and hits:
         try:
@@ -195,4 +219,5 @@ def recall(
         plan.dropped_by_budget,
         {"gather": (gathered_at - started) * 1000, "total": (done - started) * 1000},
         {"best_cosine": plan.best_cosine, "best_coverage": plan.best_coverage},
+        team,
     )

@@ -169,6 +169,25 @@ def read_git_context(root: Path) -> GitContext:
     return GitContext(branch=read_branch(root), head=read_head(root), changed_files=read_changed_files(root))
 
 
+def read_remote_url(root: Path) -> str | None:
+    """The URL of the `origin` remote, else of the first remote configured; None without one."""
+    url = run_git(root, "config", "--get", "remote.origin.url")
+    if url:
+        return url
+    names = run_git(root, "remote")
+    first = names.split()[0] if names else None
+    return run_git(root, "config", "--get", f"remote.{first}.url") if first else None
+
+
+def read_user(root: Path) -> str | None:
+    """`Name <email>` as git would sign a commit here (either part alone when only one is set)."""
+    name = run_git(root, "config", "--get", "user.name") or ""
+    email = run_git(root, "config", "--get", "user.email") or ""
+    if name and email:
+        return f"{name} <{email}>"
+    return name or (f"<{email}>" if email else None)
+
+
 # -- HEAD without a subprocess (SessionStart) ------------------------------------------------
 def _read_small(path: Path) -> str | None:
     try:

@@ -145,6 +145,7 @@ def recall_to_dict(r: RecallResult) -> dict[str, Any]:
         "reason": r.reason,
         "intent": r.intent,
         "dropped_by_budget": r.dropped_by_budget,
+        "team": r.team,
         "hits": [
             {
                 "score": h.score,
@@ -156,6 +157,34 @@ def recall_to_dict(r: RecallResult) -> dict[str, Any]:
             }
             for h in r.hits
         ],
+    }
+
+
+def share_to_dict(
+    memory: Memory,
+    shared: bool,
+    changed: bool,
+    *,
+    error: str,
+    pending: int,
+    pushed: Sequence[str],
+    withdrawn: Sequence[str],
+    skipped: Sequence[tuple[str, str]],
+    contradictions: int,
+) -> dict[str, Any]:
+    """A share or unshare (`cortex share/unshare --json`): the project memory as it is now, and
+    the push that followed (`delivered` false: pending, the worker pushes it later)."""
+    return {
+        "memory": memory_to_dict(memory),
+        "shared": shared,
+        "changed": changed,
+        "delivered": not error and pending == 0,
+        "pending": pending,
+        "error": error or None,
+        "pushed": list(pushed),
+        "withdrawn": list(withdrawn),
+        "skipped": [{"id": i, "why": why} for i, why in skipped],
+        "contradictions": contradictions,
     }
 
 

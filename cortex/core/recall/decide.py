@@ -120,6 +120,7 @@ class RecallResult:
     dropped_by_budget: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
     evidence: dict[str, float | None] = field(default_factory=dict)  # what the floors were applied to
+    team: str = "off"  # the team store: "merged", "unreachable" (local results only) or "off"
 
 
 def _allowed(m: Memory, req: RecallRequest) -> bool:

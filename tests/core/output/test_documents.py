@@ -62,13 +62,37 @@ def test_recall_result() -> None:
         "reason",
         "intent",
         "dropped_by_budget",
+        "team",
         "hits",
     ]
     assert doc["mode"] == "keyword-only" and type(doc["mode"]) is str
+    assert doc["team"] == "off"  # no team store configured
     (h,) = doc["hits"]
     assert list(h) == ["score", "store", "signals", "memory", "code", "see_also"]
     assert h["store"] == "project" and h["code"] == [memory_to_dict(OTHER)] and h["see_also"] == ["m3"]
     roundtrips(doc)
+
+
+def test_share() -> None:
+    doc = documents.share_to_dict(
+        MEMORY,
+        True,
+        True,
+        error="the team store is unreachable",
+        pending=2,
+        pushed=(),
+        withdrawn=(),
+        skipped=[("m9", "nothing left after redaction")],
+        contradictions=0,
+    )
+    assert doc["memory"] == memory_to_dict(MEMORY) and doc["shared"] is True
+    assert doc["delivered"] is False and doc["pending"] == 2 and doc["error"] == "the team store is unreachable"
+    assert doc["skipped"] == [{"id": "m9", "why": "nothing left after redaction"}]
+    roundtrips(doc)
+    done = documents.share_to_dict(
+        MEMORY, False, False, error="", pending=0, pushed=(), withdrawn=["m1"], skipped=(), contradictions=0
+    )
+    assert done["delivered"] is True and done["error"] is None and done["withdrawn"] == ["m1"]
 
 
 def test_memory_view() -> None:
