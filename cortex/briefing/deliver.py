@@ -8,14 +8,15 @@ never raises: a read-only checkout or a full disk is logged and reported in the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from cortex.app import Cortex
+from cortex.briefing.gather import Pool, read_pool
+from cortex.briefing.stale import read_stale_ids
 from cortex.core.briefing.compose import Briefing, BriefingPart, render_briefings
-from cortex.core.model import Memory, MemoryType, Scope, Status
+from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.recall.ranking import BriefingWeights
 from cortex.core.serial import format_time
 from cortex.errors import CortexError
@@ -84,32 +85,6 @@ def read_active_memories(cx: Cortex) -> list[Memory]:
     return out
 
 
-def _relative_path(path: str, root: Path) -> str | None:
-    if path and not path.startswith(("/", "./")) and "/." not in path and "\\" not in path:
-        return path  # the common case, already relative and clean
-    p = PurePosixPath(path)
-    if p.is_absolute():
-        try:
-            return p.relative_to(root.as_posix()).as_posix()
-        except ValueError:
-            return None  # outside the project: nothing to check at HEAD
-    parts = [x for x in p.parts if x != "."]
-    return "/".join(parts) if parts and ".." not in parts else None
-
-
-def read_stale_ids(root: Path, memories: Iterable[Memory]) -> frozenset[str]:
-    """Ids of project memories all of whose files are gone from both the work tree and HEAD."""
-    # A global memory's files belong to whichever project it was recorded in.
-    with_files = [m for m in memories if m.source.files and m.scope is Scope.PROJECT]
-    rel = {f: _relative_path(f, root) for f in {f for m in with_files for f in m.source.files}}
-    checkable = sorted({r for r in rel.values() if r})
-    at_head = git.read_paths_at_head(root, checkable) or frozenset()
-    gone = {r for r in checkable if r not in at_head and not (root / r).exists()}
-    return frozenset(
-        m.id for m in with_files if all(rel[f] is not None and rel[f] in gone for f in m.source.files)
-    )
-
-
 def _session_dir(cx: Cortex, cwd: Path | None) -> str:
     if cwd is None:
         return ""
@@ -125,12 +100,18 @@ def _weights(cx: Cortex) -> BriefingWeights:
     return BriefingWeights(confidence=c, priority=p, centrality=cen, access=a)
 
 
-def render_current(cx: Cortex, *, cwd: Path | None = None) -> Rendered:
-    """Render every briefing part from the stores as they are now; writes nothing."""
+def render_current(cx: Cortex, *, cwd: Path | None = None, indexed: bool = True) -> Rendered:
+    """Render every briefing part from the stores as they are now; writes nothing. Reads only
+    what the briefing can show, by index, unless not `indexed` (or a store cannot)."""
     root = cx.paths.root
-    memories = read_active_memories(cx)
     head = git.read_head_ref(root)
-    stale = read_stale_ids(root, memories)
+    pool = _read_pool(cx, head.branch or None) if indexed else None
+    if pool is None:
+        memories = read_active_memories(cx)
+        stale = read_stale_ids(root, memories)
+        facts, total = None, len(memories)
+    else:
+        memories, stale, facts, total = pool.memories, pool.stale, pool.facts, pool.total
     parts = render_briefings(
         memories,
         now=cx.now(),
@@ -139,8 +120,21 @@ def render_current(cx: Cortex, *, cwd: Path | None = None) -> Rendered:
         max_chars=cx.settings.briefing_max_chars,
         weights=_weights(cx),
         stale=stale,
+        facts=facts,
     )
-    return Rendered(head.name, _session_dir(cx, cwd), head.sha, parts, stale, len(memories))
+    return Rendered(head.name, _session_dir(cx, cwd), head.sha, parts, stale, total)
+
+
+def _read_pool(cx: Cortex, branch: str | None) -> Pool | None:
+    if cx.settings.team_dsn.strip():
+        return None  # a team store is read whole (`read_active_memories`)
+    return read_pool(
+        cx.read_stores(),
+        cx.paths.root,
+        branch=branch,
+        weights=_weights(cx),
+        budget_tokens=cx.settings.briefing_budget_tokens,
+    )
 
 
 def _meta(b: Briefing) -> dict[str, Any]:
@@ -151,7 +145,7 @@ def _meta(b: Briefing) -> dict[str, Any]:
         # Every SessionStart reads this cache: a list as long as the store (every stale memory of
         # a 100,000-memory project) would push it past the reader's size limit.
         "stale": list(b.stale[:MAX_META_IDS]),
-        "stale_count": len(b.stale),
+        "stale_count": b.stale_count,
         "tokens": b.tokens,
         "chars": b.chars,
         "budget_tokens": b.budget_tokens,

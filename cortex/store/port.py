@@ -9,12 +9,12 @@ one place; statuses travel as their string values, vectors as float32 little-end
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: every store-touching command imports the port, keep it cheap
     from cortex.core.digest import StateDigest
@@ -121,6 +121,46 @@ class Checkpoint:
             "digest": self.digest,
             "restored_at": self.restored_at,
         }
+
+
+# The weights of confidence, priority/10 and centrality (each clamped to [0, 1]) in the rank key
+# the briefing reads in order: its own part of the briefing rank at the default weights.
+RANK_KEY_WEIGHTS = (0.5, 0.2, 0.15)
+ACCESS_LEVELS = 32  # access counts below this are each read as their own slice of the rank index
+
+
+@dataclass(frozen=True, slots=True)
+class RankBand:
+    """Memories whose briefing rank may lie in [low, high), give or take float rounding: rank =
+    key_scale * rank key + access_scale * log(access + 1) + (boost when recorded on `branch`)."""
+
+    key_scale: float
+    access_scale: float
+    access_cap: float  # the largest access share of any memory the caller wants
+    branch: str | None
+    boost: float
+    low: float
+    high: float
+
+
+@runtime_checkable
+class BriefingReads(Protocol):
+    """Index reads that let the briefing read only what it can show (an adapter may lack them:
+    the briefing then reads every active memory)."""
+
+    def brief_band(
+        self, type_: str, pinned: bool, band: RankBand, known: Mapping[str, Memory]
+    ) -> list[Memory]: ...
+    def brief_by_access(
+        self, type_: str, pinned: bool, limit: int, below: tuple[int, int] | None = None
+    ) -> list[tuple[int, int, Memory]]: ...
+    def brief_counts(self) -> dict[tuple[str, bool, str | None], int]: ...
+    def brief_newest_session(self, types: Sequence[str]) -> Memory | None: ...
+    def brief_session_count(self, session_id: str, types: Sequence[str]) -> int: ...
+    def brief_tagged(self, tag: str) -> list[Memory]: ...
+    def brief_paths(self) -> list[str]: ...
+    def brief_stale(self, gone: Sequence[str], limit: int) -> tuple[int, list[str]]: ...
+    def get_many(self, ids: Iterable[str]) -> dict[str, Memory]: ...
 
 
 class MemoryStore(Protocol):

@@ -10,7 +10,7 @@ most its types' share, moment what stable leaves, so together they never exceed 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -18,7 +18,9 @@ from enum import StrEnum
 from cortex.core.briefing.quarantine import is_withheld
 from cortex.core.briefing.text import (
     MAX_ENTRY_CHARS,
+    MAX_STALE_LISTED,
     SECTION_TITLES,
+    find_last_session,
     render_entry,
     render_header,
     render_last_session_line,
@@ -34,6 +36,7 @@ from cortex.core.write.state import branch_key
 MAX_BRIEFING_CHARS = 9_500  # Claude Code inlines hook output only below 10,000 characters
 DEFAULT_BUDGET_TOKENS = 1_500
 MIN_ENTRY_TOKENS = 8  # `- <id> · <type> · <date>` plus one word already costs more
+MAX_STALE_IDS = 100  # stale ids a part lists (a store can hold thousands); it counts them all
 MAX_EDIT_NOTES = 3  # "Edited a.py, b.py" notes: where the work was lately, not a history
 PINNED_MAX_SHARE = 0.5  # pinned notes lead, but cannot crowd out every type
 DEFAULT_WEIGHTS = BriefingWeights()
@@ -77,6 +80,19 @@ STABLE_SHARE = sum(TYPE_SHARES[b] for b in STABLE_BUCKETS) / sum(TYPE_SHARES.val
 
 
 @dataclass(frozen=True, slots=True)
+class StoreFacts:
+    """What a render needs to know of memories it is not given, when it is given only those it
+    could show (read by index): per part, how many are eligible and the largest log(access+1)
+    among them, and the last session with notes (`find_last_session` over them all)."""
+
+    eligible: Mapping[BriefingPart, int]
+    max_log_access: Mapping[BriefingPart, float]
+    last_session: tuple[Memory, int] | None
+    stale_count: int  # active stale memories in all
+    stale_first: tuple[str, ...]  # the first `MAX_STALE_IDS` of their ids, in store order
+
+
+@dataclass(frozen=True, slots=True)
 class Briefing:
     """One rendered briefing part and what went into it."""
 
@@ -85,7 +101,8 @@ class Briefing:
     shown: tuple[str, ...]  # memory ids, in the order shown
     dropped: int  # eligible memories the budget cut (the truncation line counts them)
     withheld: tuple[str, ...]  # instruction-like memories kept out (of those in reach; recallable)
-    stale: tuple[str, ...]  # ids this part flags as referring to files gone at HEAD
+    stale: tuple[str, ...]  # ids this part flags as referring to files gone at HEAD (the first few)
+    stale_count: int  # how many it flags in all
     tokens: int
     budget_tokens: int
 
@@ -172,13 +189,24 @@ def _render_part(
     max_chars: int,
     weights: BriefingWeights,
     stale: Collection[str],
+    facts: StoreFacts | None,
 ) -> Briefing:
     clock = now if weights.recency else None  # without a recency weight `now` only costs time
-    ranked = rank_for_briefing(plan_eligible(memories, part, branch), weights, clock, branch)
+    max_log = facts.max_log_access[part] if facts else None
+    ranked = rank_for_briefing(plan_eligible(memories, part, branch), weights, clock, branch, max_log)
     candidates, withheld = plan_candidates(ranked, budget_tokens)
-    eligible = len(ranked) - len(withheld)
+    eligible = (facts.eligible[part] if facts else len(ranked)) - len(withheld)
     marks = part is not BriefingPart.STABLE  # the stable part must read the same at any HEAD
-    preamble = [render_last_session_line(memories), render_stale_line(memories, stale)] if marks else []
+    last = facts.last_session if facts else find_last_session(memories)
+    if facts:
+        flagged = [i for i in facts.stale_first if i in stale]
+        flagged_count = facts.stale_count if flagged else 0
+    else:
+        flagged = [m.id for m in memories if m.id in stale and m.status is Status.ACTIVE]
+        flagged_count = len(flagged)
+    first = set(flagged[:MAX_STALE_LISTED])
+    listed = [m for m in memories if m.id in first]
+    preamble = [render_last_session_line(last), render_stale_line(listed, flagged_count)] if marks else []
     header = render_header(part.value, None if part is BriefingPart.STABLE else branch)
     entries = {m.id: render_entry(m, stale=marks and m.id in stale) for m in candidates}
     present = {BUCKET_OF[m.type] for m in candidates}
@@ -204,19 +232,18 @@ def _render_part(
         shown.pop()
         text = build(shown)
     shown_ids = {m.id for m in shown}
+    if part is BriefingPart.MOMENT:
+        flagged_ids = tuple(flagged[:MAX_STALE_IDS])
+    else:  # stale notes shown in `full` (none in `stable`: it is given no stale ids)
+        flagged_ids = tuple(m.id for m in memories if marks and m.id in shown_ids and m.id in stale)
     return Briefing(
         part=part,
         text=text,
         shown=tuple(m.id for b in buckets for m in shown if _bucket(m) == b),
         dropped=eligible - len(shown),
         withheld=tuple(withheld),
-        stale=tuple(
-            m.id
-            for m in memories
-            if m.id in stale
-            and m.status is Status.ACTIVE
-            and (part is BriefingPart.MOMENT or (marks and m.id in shown_ids))
-        ),
+        stale=flagged_ids,
+        stale_count=flagged_count if part is BriefingPart.MOMENT else len(flagged_ids),
         tokens=estimate_tokens(text),
         budget_tokens=budget_tokens,
     )
@@ -236,8 +263,15 @@ def render_briefings(
     weights: BriefingWeights = DEFAULT_WEIGHTS,
     stale: Collection[str] = frozenset(),
     parts: Collection[BriefingPart | str] = tuple(BriefingPart),
+    facts: StoreFacts | None = None,
 ) -> dict[BriefingPart, Briefing]:
-    """Render the requested parts at once (moment needs stable's size, so it is shared)."""
+    """Render the requested parts at once (moment needs stable's size, so it is shared).
+
+    Without `facts`, `memories` are all the active memories there are. With them, `memories`
+    may be only those the render could reach (per part and bucket, every memory ranked up to
+    where `plan_candidates` stops taking more, the latest edit notes, the first stale memories,
+    in store order), and the text is the same as from all of them.
+    """
     wanted = {BriefingPart(p) for p in parts}
     max_chars = min(max(max_chars, 0), MAX_BRIEFING_CHARS)
     budget_tokens = max(budget_tokens, 0)
@@ -252,6 +286,7 @@ def render_briefings(
             max_chars=max_chars,
             weights=weights,
             stale=stale,
+            facts=facts,
         )
 
     out: dict[BriefingPart, Briefing] = {}
@@ -265,6 +300,7 @@ def render_briefings(
             max_chars=max_chars,
             weights=weights,
             stale=(),
+            facts=facts,
         )
         if BriefingPart.STABLE in wanted:
             out[BriefingPart.STABLE] = stable

@@ -7,6 +7,8 @@ stay stored and recallable (shown fenced, as data); `cortex doctor` counts them.
 
 from __future__ import annotations
 
+import functools
+
 from cortex.core.model import Memory
 from cortex.core.redact.injection import score_instruction_like
 
@@ -30,6 +32,7 @@ def withheld_reasons(m: Memory) -> tuple[str, ...]:
     return tuple(dict.fromkeys(reasons))
 
 
+@functools.lru_cache(maxsize=4096)  # a render checks the same leading notes for each part
 def is_withheld(m: Memory) -> bool:
     """True when `m` must not be promoted into the briefing."""
     return bool(withheld_reasons(m))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from cortex.core.budget import truncation_note
@@ -37,6 +38,7 @@ SECTION_TITLES = {
 _WS = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=4096)  # each part of a render shows many of the same notes
 def render_entry(memory: Memory, *, stale: bool) -> str:
     """One memory as attributed data: `- id · type · date · source`, then its text, shortened."""
     text = _WS.sub(" ", memory.content).strip()
@@ -72,28 +74,37 @@ def render_header(part: str, branch: str | None) -> str:
     return f"<!-- {BRIEFING_MARKER} part={part} v1 -->\n{title}\n{DISCLAIMER}"
 
 
-def render_stale_line(memories: Sequence[Memory], stale: Collection[str]) -> str:
-    """`Stale: N note(s) refer to files gone at HEAD: id (path), …`; empty when none are."""
-    flagged = [m for m in memories if m.id in stale and m.status is Status.ACTIVE]
-    if not flagged:
+def render_stale_line(first: Sequence[Memory], count: int) -> str:
+    """`Stale: N note(s) refer to files gone at HEAD: id (path), …`; empty when none are.
+    `first`: the first flagged memories (only `MAX_STALE_LISTED` are listed); `count`: all."""
+    if not count:
         return ""
     listed = ", ".join(
         f"{display_field(m.id, MAX_FIELD_CHARS)} "
         f"({display_field(m.source.files[0], MAX_LISTED_PATH_CHARS) if m.source.files else '?'})"
-        for m in flagged[:MAX_STALE_LISTED]
+        for m in first[:MAX_STALE_LISTED]
     )
-    more = f" and {len(flagged) - MAX_STALE_LISTED} more" if len(flagged) > MAX_STALE_LISTED else ""
-    return f"Stale: {len(flagged)} note(s) refer to files gone at HEAD: {listed}{more}."
+    more = f" and {count - MAX_STALE_LISTED} more" if count > MAX_STALE_LISTED else ""
+    return f"Stale: {count} note(s) refer to files gone at HEAD: {listed}{more}."
 
 
-def render_last_session_line(memories: Sequence[Memory]) -> str:
-    """When the newest session with notes ran, on which branch, and how many notes it left."""
+def find_last_session(memories: Sequence[Memory]) -> tuple[Memory, int] | None:
+    """The newest active memory naming its session (by created, then id), and how many active
+    memories that session left."""
     sessions = [m for m in memories if m.source.session_id and m.status is Status.ACTIVE]
     if not sessions:
-        return ""
+        return None
     newest = max(sessions, key=lambda m: (m.created, m.id))
+    return newest, sum(1 for m in sessions if m.source.session_id == newest.source.session_id)
+
+
+def render_last_session_line(last: tuple[Memory, int] | None) -> str:
+    """When the newest session with notes ran, on which branch, and how many notes it left
+    (`last` as `find_last_session` gives it)."""
+    if last is None:
+        return ""
+    newest, count = last
     sid = newest.source.session_id or ""
-    count = sum(1 for m in sessions if m.source.session_id == sid)
     branch = display_field(newest.source.branch, MAX_FIELD_CHARS)
     on = f", branch {branch}" if branch else ""
     return (

@@ -147,6 +147,11 @@ class BriefingWeights:
             raise ValueError("at least one briefing weight must be positive")
 
 
+def log_access(memory: Memory) -> float:
+    """log(access count + 1): the access signal before it is scaled by the largest one."""
+    return math.log(max(memory.access_count, 0) + 1)
+
+
 def score_briefing(
     memory: Memory,
     weights: BriefingWeights,
@@ -157,7 +162,7 @@ def score_briefing(
     """One memory's briefing rank: the SPEC §4 formula with normalised weights, plus boosts."""
     w = weights
     total = w.confidence + w.priority + w.centrality + w.access + w.recency
-    access = math.log(max(memory.access_count, 0) + 1) / max_log_access if max_log_access else 0.0
+    access = log_access(memory) / max_log_access if max_log_access else 0.0
     fresh = score_recency(memory.updated, now, w.recency_half_life_days) if now else 0.0
     rank = (
         w.confidence * _clamp01(memory.confidence)
@@ -175,16 +180,20 @@ def rank_for_briefing(
     weights: BriefingWeights = BriefingWeights(),
     now: datetime | None = None,
     branch: str | None = None,
+    max_log_access: float | None = None,
 ) -> list[Memory]:
     """Order memories for the briefing: pinned first, then decisions, then the rest, by rank.
 
     Rank is `score_briefing`; access counts are scaled by the largest log(access+1) among
-    `memories`. `now` is needed only when `weights.recency` > 0; `branch` boosts memories
-    from (or tagged with) the current branch. Ties: newer `updated` first, then id.
+    `memories` (or `max_log_access`, that of a larger set these memories were drawn from). `now`
+    is needed only when `weights.recency` > 0; `branch` boosts memories from (or tagged with)
+    the current branch. Ties: newer `updated` first, then id.
     """
     if weights.recency and now is None:
         raise ValueError("rank_for_briefing needs `now` when weights.recency > 0")
-    max_log = max((math.log(max(m.access_count, 0) + 1) for m in memories), default=0.0)
+    max_log = (
+        max((log_access(m) for m in memories), default=0.0) if max_log_access is None else max_log_access
+    )
     ranks = [score_briefing(m, weights, max_log, now, branch) for m in memories]
 
     # Stable sorts from the least to the most significant key.

@@ -64,6 +64,17 @@ def match_text(query: TextQuery) -> str | None:
     return joiner.join(quote(term) + star for term in query.terms) or None
 
 
+def match_tag(tag: str) -> str:
+    """MATCH text for the rows whose tags hold `tag`'s words in order: a superset of the rows
+    carrying the tag, for the caller to check exactly."""
+    return f"tags : {quote(tag)}"
+
+
+def tag_rows_sql() -> str:
+    """Row numbers matching a `match_tag` text (its one parameter)."""
+    return f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?"
+
+
 def search_sql(columns: str, where: str) -> str:
     """A keyword search over memories (alias `m`) selecting `columns` and then the BM25 score,
     best first. Parameters: the MATCH text, those of `where`, then the row limit."""

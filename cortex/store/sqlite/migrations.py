@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from cortex.errors import NotACortexStore
 from cortex.shell.failpoints import failpoint
-from cortex.store.sqlite import fts
+from cortex.store.sqlite import briefing_rows, fts
 from cortex.store.sqlite.connection import APPLICATION_ID, Connection, transaction
 
 
@@ -118,7 +118,13 @@ def m001_initial(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
+def m002_briefing_indexes(conn: Connection) -> None:
+    """Indexes that let the briefing read its top memories in rank order, and the file table."""
+    for statement in briefing_rows.SCHEMA_2:
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_briefing_indexes)
 LATEST_VERSION = len(MIGRATIONS)
 
 

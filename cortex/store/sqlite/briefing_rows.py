@@ -1,0 +1,204 @@
+"""The briefing's reads by index: memories best first by the rank key or by access, counts, the
+newest session, notes by tag and by file; the rank-key indexes and file table of schema 2.
+
+A briefing shows the top few memories of each type. These reads walk indexes in rank order, so
+rendering one costs about what it shows, not what the store holds (`cortex.briefing.gather`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cortex.core.model import Memory
+from cortex.store.port import ACCESS_LEVELS, RankBand
+from cortex.store.sqlite import codec, fts
+from cortex.store.sqlite.codec import COLUMNS, marks
+from cortex.store.sqlite.connection import Connection
+
+# The part of the briefing rank that depends on a memory alone, with the default weights
+# (`cortex.store.port.RANK_KEY_WEIGHTS`); an index orders memories by it. Never edit: the index
+# of schema 2 is built on this exact text, and a query must repeat it to use that index.
+RANK_KEY = (
+    "(0.5 * min(max(confidence, 0.0), 1.0) + 0.2 * min(max(priority / 10.0, 0.0), 1.0)"
+    " + 0.15 * min(max(centrality, 0.0), 1.0))"
+)
+_LIVE = "(new.status = 'active' AND new.scope = 'project' AND new.type != 'code')"
+_FILES_OF_NEW = (
+    f"INSERT OR IGNORE INTO memory_files (path, n, live) SELECT value, new.n, {_LIVE} "
+    "FROM json_each(new.source_files);"
+)
+SCHEMA_2 = (
+    f"CREATE INDEX memories_rank ON memories(status, type, pinned, access_count, {RANK_KEY})",
+    "CREATE INDEX memories_session ON memories(source_session)",
+    "CREATE INDEX memories_branch ON memories(status, type, pinned, source_branch)",
+    # Which memories name which file, and whether the memory is one the briefing may flag stale
+    # (active, project, not raw code): the briefing checks each distinct path once at HEAD.
+    "CREATE TABLE memory_files (path TEXT NOT NULL, n INTEGER NOT NULL, live INTEGER NOT NULL, "
+    "PRIMARY KEY (path, n)) WITHOUT ROWID",
+    "CREATE INDEX memory_files_live ON memory_files(live, n, path)",
+    "CREATE INDEX memory_files_n ON memory_files(n)",
+    f"""CREATE TRIGGER memory_files_ai AFTER INSERT ON memories BEGIN
+        {_FILES_OF_NEW}
+    END""",
+    """CREATE TRIGGER memory_files_ad AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_files WHERE n = old.n;
+    END""",
+    f"""CREATE TRIGGER memory_files_au AFTER UPDATE OF source_files, status, scope, type ON memories BEGIN
+        DELETE FROM memory_files WHERE n = old.n;
+        {_FILES_OF_NEW}
+    END""",
+    "INSERT OR IGNORE INTO memory_files (path, n, live) SELECT j.value, m.n, "
+    f"{_LIVE.replace('new.', 'm.')} FROM memories m, json_each(m.source_files) j",
+)
+STALE_SORT_MAX = 5_000  # stale memories sorted by date at once; more are read newest first
+NEXT_PATH_SQL = "SELECT min(path) FROM memory_files WHERE path > ?"
+
+
+class BriefingRows:
+    """Index reads and small aggregates for the briefing render."""
+
+    conn: Connection
+
+    def brief_band(
+        self, type_: str, pinned: bool, band: RankBand, known: Mapping[str, Memory]
+    ) -> list[Memory]:
+        """Active memories of one type, pinned or not, whose rank may lie in the band: for each
+        access count below `ACCESS_LEVELS` one seek into the rank index, one for the rest.
+        Memories in `known` (by id) come back as they are there, unread."""
+        _ensure_math(self.conn)
+        rank = (
+            f"? * {RANK_KEY} + ? * ln(max(access_count, 0) + 1) "
+            "+ (CASE WHEN source_branch IS ? THEN ? ELSE 0.0 END)"
+        )
+        ranked = (band.key_scale, band.access_scale, band.branch, band.boost)
+        slack = 1e-6  # SQLite's float arithmetic and Python's may differ in the last bits
+        low, high = band.low - slack, band.high + slack
+        where = f"status = 'active' AND type = ? AND pinned = ? AND {rank} < ?"
+        if math.isinf(low) or band.key_scale <= 0:
+            sql = f"SELECT {COLUMNS} FROM memories WHERE {where} AND {rank} >= ?"
+            return _rows(self.conn, sql, (type_, int(pinned), *ranked, high, *ranked, low), known)
+        lifted = band.boost + slack  # the most a row's rank exceeds its key and access shares
+
+        def least_key(access_share: float) -> float:
+            return (low - access_share - lifted) / band.key_scale
+
+        seeks = [(a, least_key(band.access_scale * math.log(a + 1))) for a in range(ACCESS_LEVELS)]
+        sql = (
+            f"WITH levels(a, k) AS (VALUES {', '.join('(?, ?)' for _ in seeks)}) "
+            f"SELECT {COLUMNS} FROM levels CROSS JOIN memories "  # levels outside: one seek each
+            f"ON access_count = levels.a AND {RANK_KEY} >= levels.k "
+            f"WHERE {where} AND {rank} >= ? "
+            f"UNION ALL SELECT {COLUMNS} FROM memories WHERE access_count >= ? AND {RANK_KEY} >= ? "
+            f"AND {where} AND {rank} >= ?"
+        )
+        params: list[Any] = [x for seek in seeks for x in seek]
+        params += [type_, int(pinned), *ranked, high, *ranked, low]
+        params += [ACCESS_LEVELS, least_key(band.access_cap), type_, int(pinned), *ranked, high, *ranked, low]
+        return _rows(self.conn, sql, params, known)
+
+    def brief_by_access(
+        self, type_: str, pinned: bool, limit: int, below: tuple[int, int] | None = None
+    ) -> list[tuple[int, int, Memory]]:
+        """Active memories of one type, pinned or not, as (access count, row number, memory),
+        most accessed first (then by row number, descending), after `below` when given."""
+        where = "status = 'active' AND type = ? AND pinned = ?"
+        params: list[Any] = [type_, int(pinned)]
+        if below is not None:
+            where += " AND access_count <= ? AND NOT (access_count = ? AND n >= ?)"
+            params += [below[0], below[0], below[1]]
+        rows = self.conn.execute(
+            f"SELECT access_count, n, {COLUMNS} FROM memories WHERE {where} "
+            "ORDER BY access_count DESC, n DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [(int(r[0]), int(r[1]), codec.row_to_memory(r[2:])) for r in rows]
+
+    def brief_counts(self) -> dict[tuple[str, bool, str | None], int]:
+        """Active memories by (type, pinned, recorded branch), from indexes alone."""
+        rows = self.conn.execute(
+            "SELECT type, pinned, source_branch, count(*) FROM memories INDEXED BY memories_branch "
+            "WHERE status = 'active' GROUP BY type, pinned, source_branch"
+        )
+        return {(r[0], bool(r[1]), r[2]): int(r[3]) for r in rows}
+
+    def brief_newest_session(self, types: Sequence[str]) -> Memory | None:
+        """The newest active memory of these types that names its session (by created, then id)."""
+        found = codec.read_memories(
+            self.conn,
+            f"SELECT {COLUMNS} FROM memories INDEXED BY memories_created WHERE status = 'active' "
+            f"AND type IN ({marks(types)}) AND source_session IS NOT NULL AND source_session != '' "
+            "ORDER BY created DESC, id DESC LIMIT 1",
+            list(types),
+        )
+        return found[0] if found else None
+
+    def brief_session_count(self, session_id: str, types: Sequence[str]) -> int:
+        """How many active memories of these types a session left."""
+        row = self.conn.execute(
+            f"SELECT count(*) FROM memories WHERE source_session = ? AND status = 'active' "
+            f"AND type IN ({marks(types)})",
+            (session_id, *types),
+        ).fetchone()
+        return int(row[0])
+
+    def brief_tagged(self, tag: str) -> list[Memory]:
+        """Active memories carrying `tag`, found through the keyword index (never a table scan)."""
+        found = codec.read_memories(
+            self.conn,
+            f"SELECT {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} FROM memories m "
+            f"WHERE m.n IN ({fts.tag_rows_sql()}) AND m.status = 'active'",
+            (fts.match_tag(tag),),
+        )
+        return [m for m in found if tag in m.tags]
+
+    def brief_paths(self) -> list[str]:
+        """Every distinct file path some memory names (any status), one index seek per path."""
+        out: list[str] = []
+        last = self.conn.execute("SELECT min(path) FROM memory_files").fetchone()[0]
+        while last is not None:
+            out.append(last)
+            last = self.conn.execute("SELECT min(path) FROM memory_files WHERE path > ?", (last,)).fetchone()[
+                0
+            ]
+        return out
+
+    def brief_stale(self, gone: Sequence[str], limit: int) -> tuple[int, list[str]]:
+        """How many active project memories (raw code aside) name only files in `gone`, and the
+        ids of the first `limit` of them, newest first (then by id)."""
+        if not gone:
+            return 0, []
+        listed = json.dumps(list(gone), ensure_ascii=False)
+        stale = (
+            "WITH gone(path) AS MATERIALIZED (SELECT value FROM json_each(?)) "
+            "SELECT n FROM memory_files WHERE live = 1 GROUP BY n HAVING min(path IN gone) = 1"
+        )
+        count = int(self.conn.execute(f"SELECT count(*) FROM ({stale})", (listed,)).fetchone()[0])
+        if count <= STALE_SORT_MAX:  # few: sort them
+            sql = f"SELECT id FROM memories WHERE n IN ({stale}) ORDER BY created DESC, id LIMIT ?"
+            return count, [r[0] for r in self.conn.execute(sql, (listed, limit))]
+        # Many: newest first through the index on created, until `limit` are found.
+        sql = (
+            "WITH gone(path) AS MATERIALIZED (SELECT value FROM json_each(?)) "
+            "SELECT m.id FROM memories m INDEXED BY memories_created "
+            "WHERE m.status = 'active' AND m.scope = 'project' AND m.type != 'code' "
+            "AND EXISTS (SELECT 1 FROM memory_files f WHERE f.n = m.n) "
+            "AND NOT EXISTS (SELECT 1 FROM memory_files f WHERE f.n = m.n AND f.path NOT IN gone) "
+            "ORDER BY m.created DESC, m.id LIMIT ?"
+        )
+        return count, [r[0] for r in self.conn.execute(sql, (listed, limit))]
+
+
+def _ensure_math(conn: Connection) -> None:
+    """SQLite built without its math functions gets Python's `ln` (the rank reads need it)."""
+    try:
+        conn.execute("SELECT ln(1)").fetchone()
+    except Exception:
+        conn.raw.create_function("ln", 1, math.log, deterministic=True)
+
+
+def _rows(conn: Connection, sql: str, params: Sequence[Any], known: Mapping[str, Memory]) -> list[Memory]:
+    """The memories of a `SELECT COLUMNS` statement, those in `known` (by id) not decoded again."""
+    return [known.get(r[0]) or codec.row_to_memory(r) for r in conn.execute(sql, params)]
