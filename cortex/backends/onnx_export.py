@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import logging
 import os
 import secrets
 import shutil
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from cortex.backends import bert_graph
 from cortex.backends.model_locate import (
+    MINILM_SHA256,
     ModelFiles,
     ModelLocation,
     model_label,
@@ -27,7 +26,6 @@ from cortex.backends.model_locate import (
 from cortex.backends.onnx_embed import (
     MANIFEST_FILE,
     ONNX_FILE,
-    OUTPUT_NAME,
     PROBE_HEAD_DIMS,
     PROBE_TEXT,
     TOKENIZER_FILE,
@@ -41,9 +39,7 @@ from cortex.backends.onnx_embed import (
 )
 from cortex.errors import ModelError
 
-OPSET = 18
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
-EXPORT_MODULES = ("torch", "transformers", "onnx", "onnxscript", "onnxruntime", "tokenizers")
+EXPORT_MODULES = ("onnxruntime", "tokenizers")
 LOCAL_EXTRA_FIX = "pip install 'cortex-memory[local]'"
 MIN_VERIFY_COSINE = 0.9999
 LOCK_POLL_S = 0.5
@@ -180,39 +176,25 @@ def _publish(tmp: Path, target: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def _quiet_export() -> Iterator[None]:
-    """Keep the exporters' warnings, log lines and progress bars off the user's terminal."""
-    loggers = [logging.getLogger(n) for n in ("torch.onnx", "torch.export", "transformers")]
-    levels = [lg.level for lg in loggers]
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
-        warnings.simplefilter("ignore")
-        for lg in loggers:
-            lg.setLevel(logging.ERROR)
-        try:
-            yield
-        finally:
-            for lg, level in zip(loggers, levels, strict=True):
-                lg.setLevel(level)
-
-
 def _build_export(tmp: Path, files: ModelFiles, key: str) -> None:
-    """Export, copy the tokenizer, record the manifest, then check ONNX matches torch."""
+    """Place the graph and the weights, copy the tokenizer, record the manifest, then check the
+    graph on onnxruntime against the same model computed in numpy."""
     import numpy as np
-    import onnx
     import onnxruntime
-    import onnxscript
     import tokenizers
-    import torch
-    import transformers
 
     tokenizer_src = files.directory / TOKENIZER_FILE
     if not tokenizer_src.is_file():
         raise ModelError(
-            f"{files.directory} has no {TOKENIZER_FILE}, which the ONNX query path needs",
+            f"{files.directory} has no {TOKENIZER_FILE}, which the ONNX path needs",
             fix="use a model directory saved by a recent sentence-transformers or transformers",
         )
+    shape = bert_graph.read_bert_shape(files.directory)
+    source_sha = read_sha256(files.weights)
     tmp.mkdir(parents=True)
+    _link_or_copy(files.directory / bert_graph.SAFETENSORS_FILE, tmp / bert_graph.SAFETENSORS_FILE)
+    weights = bert_graph.read_weights(tmp)
+    (tmp / ONNX_FILE).write_bytes(_graph_for(files, source_sha))
     shutil.copyfile(tokenizer_src, tmp / TOKENIZER_FILE)
     for extra in ("sentence_bert_config.json", "config.json"):
         if (files.directory / extra).is_file():
@@ -220,31 +202,14 @@ def _build_export(tmp: Path, files: ModelFiles, key: str) -> None:
     tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_src))
     tokenizer.no_padding()
     tokenizer.enable_truncation(files.max_seq_length)
-
-    with _quiet_export():
-        hf_logging: Any = transformers.logging  # untyped module: keep mypy's strict mode quiet
-        hf_logging.disable_progress_bar()
-        bert = transformers.AutoModel.from_pretrained(str(files.directory))
-        encoder = _pooled_encoder(bert)
-        sample = _tensors(tokenizer, ["export sample one", "a second, longer export sample"])
-        batch = torch.export.Dim("batch")
-        seq = torch.export.Dim("sequence", max=int(encoder.max_positions))
-        axes = {name: {0: batch, 1: seq} for name in INPUT_NAMES}
-        torch.onnx.export(
-            encoder,
-            tuple(sample[n] for n in INPUT_NAMES),
-            str(tmp / ONNX_FILE),
-            dynamo=True,
-            external_data=True,
-            opset_version=OPSET,
-            input_names=list(INPUT_NAMES),
-            output_names=[OUTPUT_NAME],
-            dynamic_shapes=axes,
-            verbose=False,
-        )
-        with torch.no_grad():
-            rows = [encoder(*_tensors(tokenizer, [t]).values()) for t in _VERIFY_TEXTS]
-        reference = np.concatenate([r.numpy() for r in rows]).astype(np.float32)
+    rows = []
+    for text in _VERIFY_TEXTS:
+        enc = tokenizer.encode(text)
+        columns = (enc.ids, enc.attention_mask, enc.type_ids)
+        ids, mask, types = (np.array([v], dtype=np.int64) for v in columns)
+        rows.append(bert_graph.reference_embed(weights, shape, ids, mask, types))
+    reference = np.concatenate(rows)
+    del weights  # the memory map of the weights
 
     st = files.weights.stat()
     listed = sorted(p for p in tmp.iterdir() if p.is_file())
@@ -252,17 +217,14 @@ def _build_export(tmp: Path, files: ModelFiles, key: str) -> None:
         key=key,
         dim=int(reference.shape[1]),
         max_seq_length=files.max_seq_length,
-        inputs=INPUT_NAMES,
-        opset=OPSET,
+        inputs=bert_graph.INPUT_NAMES,
+        opset=bert_graph.OPSET,
         source_weights=str(files.weights.resolve()),
-        source_sha256=read_sha256(files.weights),
+        source_sha256=source_sha,
         source_size=st.st_size,
         source_mtime_ns=st.st_mtime_ns,
         files=tuple((p.name, p.stat().st_size) for p in listed),
-        tools=tuple(
-            (m.__name__, str(getattr(m, "__version__", "?")))
-            for m in (torch, transformers, onnx, onnxscript, onnxruntime, tokenizers)
-        ),
+        tools=tuple((m.__name__, str(getattr(m, "__version__", "?"))) for m in (onnxruntime, tokenizers, np)),
         probe_head=tuple(float(x) for x in reference[0, :PROBE_HEAD_DIMS]),
     )
     _write_manifest(tmp, manifest)
@@ -270,42 +232,27 @@ def _build_export(tmp: Path, files: ModelFiles, key: str) -> None:
     cosines = (embedder.embed_documents(list(_VERIFY_TEXTS)) * reference).sum(axis=1)
     if float(cosines.min()) < MIN_VERIFY_COSINE:
         raise ModelError(
-            f"the ONNX export of {files.directory} does not reproduce the model "
+            f"the ONNX graph for {files.directory} does not reproduce the model "
             f"(cosine {float(cosines.min()):.6f})",
-            fix="report this with `cortex doctor` output; queries keep using sentence-transformers",
+            fix="report this with `cortex doctor` output",
         )
 
 
-def _tensors(tokenizer: Any, texts: list[str]) -> dict[str, Any]:
-    import torch
-
-    encodings = tokenizer.encode_batch(texts)
-    width = max(len(e.ids) for e in encodings)
-    out = {n: torch.zeros((len(texts), width), dtype=torch.int64) for n in INPUT_NAMES}
-    for r, enc in enumerate(encodings):
-        n = len(enc.ids)
-        out["input_ids"][r, :n] = torch.tensor(enc.ids)
-        out["attention_mask"][r, :n] = torch.tensor(enc.attention_mask)
-        out["token_type_ids"][r, :n] = torch.tensor(enc.type_ids)
-    return out
+def _graph_for(files: ModelFiles, source_sha: str) -> bytes:
+    """The shipped graph for all-MiniLM-L6-v2's exact weights; otherwise one built with `onnx`."""
+    if source_sha == MINILM_SHA256:
+        return bert_graph.packaged_graph_path().read_bytes()
+    if importlib.util.find_spec("onnx") is None:
+        raise ModelError(
+            f"{files.directory} is not all-MiniLM-L6-v2: building its ONNX graph needs the onnx package",
+            fix="pip install onnx (or unset CORTEX_MODEL_PATH to use all-MiniLM-L6-v2)",
+        )
+    return bert_graph.graph_bytes(files.directory)
 
 
-def _pooled_encoder(bert: Any) -> Any:
-    """Wrap the transformer so the graph ends in mean pooling + L2 normalisation, as ST does."""
-    import torch
-
-    class PooledEncoder(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.bert = bert
-            self.max_positions = bert.config.max_position_embeddings
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, p=2.0, dim=1)
-
-    return PooledEncoder().eval()
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """A hard link when `src` is on the same file system (no second copy of 90 MB), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)

@@ -117,7 +117,9 @@ def _toml_value(value: Any) -> str:
 
 
 @click.command()
-@click.option("--no-export", is_flag=True, help="Do not export the ONNX query model.")
+@click.option(
+    "--no-export", is_flag=True, help="With sentence-transformers embedding: do not prepare the ONNX model."
+)
 @click.option("--limit", type=click.IntRange(1), default=None, help="Embed at most N per store.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
@@ -125,8 +127,8 @@ def backfill(ctx: click.Context, no_export: bool, limit: int | None, as_json: bo
     """Embed memories that have no vector yet; export the ONNX model.
 
     Memories stored while no embedder was available are embedded in batches (a progress bar
-    shows on a terminal). Also exports the local model to ONNX once (into CORTEX_HOME/models),
-    which makes later recalls start ~20x faster than loading sentence-transformers.
+    shows on a terminal). The local model's ONNX file (in CORTEX_HOME/models) is built from its
+    weights first if it is missing; documents and queries share it.
     """
 
     from cortex.admin import checks as admin

@@ -42,6 +42,21 @@ def hook(event: str) -> None:
     sys.exit(main(event))
 
 
+def _prepare_model(where: Path, env: dict[str, str]) -> None:
+    """The model the demo's worker embeds with, prepared once in the user's CORTEX_HOME."""
+    from cortex.admin.setup import prepare_model
+    from cortex.app import Cortex
+    from cortex.config import load_settings
+    from cortex.paths import Paths
+    from cortex.plugin.demo import user_cortex_home
+
+    paths = Paths(where, user_cortex_home(env))
+    with Cortex(paths, load_settings(paths, env)) as cx:
+        step = prepare_model(cx)
+    if step.state in ("missing", "failed"):
+        click.echo(f"note: recall will be keyword-only ({step.detail}); fix: {step.fix}", err=True)
+
+
 @click.command("demo")
 @click.option(
     "--keyword-only",
@@ -63,7 +78,8 @@ def demo(keyword_only: bool, base: Path | None, keep: bool) -> None:
     which queues it for the detached worker. Once the worker is done, the demo prints what the
     next session would get (the SessionStart context and the rules file), runs a recall, and
     checks that the fake API key pasted in the session was redacted everywhere. Nothing outside
-    its temporary directory is written.
+    its temporary directory is written, except the local embedding model, prepared once in
+    CORTEX_HOME/models as `cortex init` does.
     """
     from cortex.plugin.demo import default_env, demo_home, render_result, run_demo, user_cortex_home
 
@@ -74,6 +90,8 @@ def demo(keyword_only: bool, base: Path | None, keep: bool) -> None:
     where = _fresh_dir() if base is None else base
     where.mkdir(parents=True, exist_ok=True)
     try:
+        if not keyword_only:
+            _prepare_model(where, env)
         home = demo_home(where, user_cortex_home(env))
         result = run_demo(where, home, env)
         click.echo(render_result(result))

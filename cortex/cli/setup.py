@@ -14,12 +14,17 @@ MARKS = {"created": "+", "present": "=", "skipped": "-", "missing": "!", "failed
 
 
 @click.command()
+@click.option(
+    "--model-only",
+    is_flag=True,
+    help="Only prepare the local embedding model (what the plugin's install runs); touches no project.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what each step did as JSON.")
 @click.pass_context
-def init(ctx: click.Context, as_json: bool) -> None:
+def init(ctx: click.Context, model_only: bool, as_json: bool) -> None:
     """Set this project up for cortex (safe to repeat).
 
-    Creates the project store, exports the local embedding model to ONNX when the local
+    Creates the project store, builds the local embedding model's ONNX file when the local
     embedder is installed (so the first /recall is fast), keeps the rules file
     .claude/rules/cortex-memory.md out of git through the clone's exclude file, and looks for
     the Claude Code plugin. Each step says whether it did something now (+), found it done
@@ -27,7 +32,7 @@ def init(ctx: click.Context, as_json: bool) -> None:
     """
     from cortex.admin.setup import init as run_init
 
-    report = run_init(cortex_of(ctx), os.environ)
+    report = run_init(cortex_of(ctx), os.environ, model_only=model_only)
     if as_json:
         echo_json(report.to_dict())
     else:

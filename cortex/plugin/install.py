@@ -3,8 +3,9 @@
 Stdlib only: SessionStart calls `start_install` when `cortex.plugin.python_env` finds no interpreter
 with cortex's dependencies. That starts `python -m cortex.plugin.install` detached: it creates
 `${CLAUDE_PLUGIN_DATA}/venv`, pip-installs the plugin with its extras (`CORTEX_INSTALL_EXTRAS`,
-default `query`; `CORTEX_INSTALL_SOURCE` and `CORTEX_INSTALL_PIP_ARGS` point pip elsewhere, e.g.
-at a wheelhouse), and writes the venv's marker last. A lock and a state file holding the plugin
+default `local,mcp`; `CORTEX_INSTALL_SOURCE` and `CORTEX_INSTALL_PIP_ARGS` point pip elsewhere, e.g.
+at a wheelhouse), prepares the local embedding model once (`cortex init --model-only`, so no
+`/recall` ever pays for it), and writes the venv's marker last. A lock and a state file holding the plugin
 version make it run once per version.
 """
 
@@ -41,7 +42,10 @@ log = logging.getLogger("cortex.plugin.install")
 STATE_FILE = "install-state.json"
 LOCK_FILE = "install.lock"
 PIP_LOG = "install.log"
-DEFAULT_EXTRAS = "query,mcp"  # the plugin declares an MCP server (.mcp.json): its SDK must be there
+# The local model (no torch: ~300 MB with the model) and the SDK of the MCP server the plugin
+# declares in .mcp.json.
+DEFAULT_EXTRAS = "local,mcp"
+WARM_UP_TIMEOUT_S = 600.0
 PIP_TIMEOUT_S = 1800.0
 VENV_TIMEOUT_S = 300.0
 NOTICE = (
@@ -164,11 +168,27 @@ def _install(data: Path, source: str, extras: str, pip_args: list[str], version:
     if _run([python, "-c", "import cortex"], pip_log, 120.0) != 0:
         return _failed(data, version, f"cortex does not import in {venv}; see {pip_log}")
     cli = _run([python, "-c", "import " + ", ".join(CLI_MODULES)], pip_log, 120.0) == 0
+    if cli:
+        _warm_up(python, pip_log)
     marker = {"version": version, "extras": extras, "python": python, "cli": cli, "at": time.time()}
     atomic_write(venv / MARKER, json.dumps(marker, indent=2))
     _write_state(data, version, "done")
     log.info("install: done in %.0f s (%s)", time.monotonic() - started, python)
     return True
+
+
+def _warm_up(python: str, pip_log: Path) -> None:
+    """Build the embedding model's ONNX file now, so neither the worker nor a /recall waits for it.
+
+    A failure is logged, not fatal: recall stays keyword-only until the worker or `cortex init`
+    manages it, and `cortex doctor` says why.
+    """
+    started = time.monotonic()
+    code = _run([python, "-m", "cortex", "init", "--model-only"], pip_log, WARM_UP_TIMEOUT_S)
+    if code != 0:
+        log.warning("install: preparing the embedding model failed (exit %s); see %s", code, pip_log)
+    else:
+        log.info("install: embedding model ready in %.1f s", time.monotonic() - started)
 
 
 def _failed(data: Path, version: str, why: str) -> bool:

@@ -150,7 +150,7 @@ def test_backfill_embeds_what_was_stored_without_a_model(project: Path) -> None:
     assert before["pending_embeddings"] == 0
     result = run(project, "backfill")
     assert result.exit_code == 0, result.output
-    assert "Embedded 0 memories" in result.stdout and "ONNX query model" in result.stdout
+    assert "Embedded 0 memories" in result.stdout and "via ONNX" in result.stdout
 
 
 def test_version() -> None:

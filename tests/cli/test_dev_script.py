@@ -95,15 +95,15 @@ def dev(root: Path, *args: str) -> list[str]:
 @pytest.mark.skipif(BASH is None, reason="no bash here")
 def test_demo_and_test_alternate_without_reinstalling(checkout: Path) -> None:
     venv = checkout.parent / "venv"
-    first = dev(checkout, "demo")  # a fresh clone: venv, torch, cortex[local]
+    first = dev(checkout, "demo")  # a fresh clone: venv, cortex[local] (no torch)
     assert first[0] == f"venv {venv}"
     assert [c for c in first if c.startswith("pip")] == [
-        "pip install --quiet --disable-pip-version-check torch==2.13.0",
         "pip install --quiet --disable-pip-version-check -e .[local]",
     ]
     assert first[-1] == "cortex demo"
-    more = dev(checkout, "test", "-q")  # only what `all` adds: no new venv, no second torch
+    more = dev(checkout, "test", "-q")  # only what `all` adds: no new venv; torch for the parity tests
     assert more == [
+        "pip install --quiet --disable-pip-version-check torch==2.13.0",
         "pip install --quiet --disable-pip-version-check -e .[all]",
         NPM_INSTALL,
         "python -m pytest -q",

@@ -110,7 +110,7 @@ def test_init_names_the_fix_for_a_missing_model(
 def test_init_finds_the_exported_model(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CORTEX_EMBEDDER", "local")
     model = steps(run_json(project, "init"))["model"]
-    assert model["state"] == "present" and "ONNX export at" in model["detail"]
+    assert model["state"] == "present" and "ONNX model at" in model["detail"]
 
 
 # -- reset --------------------------------------------------------------------------------------
