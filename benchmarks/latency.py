@@ -63,7 +63,12 @@ PROBE_WORDS = (
     "translators review every string change in the localisation dashboard on Fridays",
     "firmware updates roll out to ten percent of devices first, then everyone else",
 )
-TARGETS_MS = {("recall, in process", 10_000): 50.0, ("recall, new process", 10_000): 500.0}
+TARGETS_MS = {
+    ("recall, in process", 10_000): 50.0,
+    ("recall, new process", 10_000): 300.0,  # the first hour's target (was SPEC §8's 500 ms)
+    ("recall through the MCP server, warm", 10_000): 50.0,
+}
+TARGETS_P95_MS = {("SessionStart, no cached briefing", 10_000): 100.0}
 RSS_TARGET_MB = 200.0
 
 
@@ -232,6 +237,7 @@ def measure_size(n: int, workdir: Path, home: Path, runs: int, process_runs: int
         series.cpu_ms.append(cpu)
         series.rss_mb.append(rss)
     out.append(series)
+    out += first_hour_rows(n, root, env, runs, process_runs)
 
     probe_texts = new_notes(runs + process_runs, seed=n)
     series = Series("remember, in process", n, note="ONNX embedding of the new memory included")
@@ -259,6 +265,25 @@ def measure_size(n: int, workdir: Path, home: Path, runs: int, process_runs: int
     return out
 
 
+def first_hour_rows(n: int, root: Path, env: dict[str, str], runs: int, process_runs: int) -> list[Series]:
+    """Where a cold recall's time goes, recall through the MCP server, SessionStart with no cache."""
+    from benchmarks import latency_rows as rows
+
+    out = []
+    for stage, ms in rows.cold_split(root, env, QUERIES, process_runs).items():
+        out.append(Series(f"cold recall, stage: {stage}", n, ms=ms, cpu_ms=[float("nan")] * len(ms)))
+    nan = float("nan")
+    ms, first = rows.mcp_recall(root, env, QUERIES, runs)
+    note = "`cortex mcp` over stdio (SDK client), tool `recall`, after one unrecorded call"
+    out.append(Series("recall through the MCP server, warm", n, ms=ms, cpu_ms=[nan] * len(ms), note=note))
+    if "hybrid" not in first:
+        out[-1].note += f"; NOT hybrid: {first[:120]!r}"
+    ms, sizes = rows.session_start_without_cache(root, env, process_runs, rows.remove_briefing_cache(root))
+    note = f"cache and rules file removed before each run; context {min(sizes):,}-{max(sizes):,} chars"
+    out.append(Series("SessionStart, no cached briefing", n, ms=ms, cpu_ms=[nan] * len(ms), note=note))
+    return out
+
+
 def render_report(series: Sequence[Series], environment: Sequence[str], runs: int, process_runs: int) -> str:
     """The markdown report."""
     lines = [
@@ -279,12 +304,15 @@ def render_report(series: Sequence[Series], environment: Sequence[str], runs: in
         rss = max(s.rss_mb) if s.rss_mb else None
         target_text = f"p50 < {target:.0f} ms" if target else ""
         met = ("yes" if p50 < target else "**no**") if target else ""
+        p95_target = TARGETS_P95_MS.get((s.name, s.size))
+        if p95_target:
+            target_text, met = f"p95 < {p95_target:.0f} ms", "yes" if s.p(0.95) < p95_target else "**no**"
         if rss is not None and s.name.startswith("recall"):
             target_text += ("; " if target_text else "") + f"RSS < {RSS_TARGET_MB:.0f} MB"
             met += ("; " if met else "") + ("yes" if rss < RSS_TARGET_MB else "**no**")
         lines.append(
             f"| {s.name} | {s.size:,} | {len(s.ms)} | {p50:.1f} | {s.p(0.95):.1f} | "
-            f"{statistics.fmean(s.ms):.1f} | {max(s.ms):.1f} | {statistics.median(s.cpu_ms):.1f} | "
+            f"{statistics.fmean(s.ms):.1f} | {max(s.ms):.1f} | {_cpu(s)} | "
             f"{f'{rss:.0f}' if rss is not None else ''} | "
             f"{target_text} | {met} |"
         )
@@ -298,6 +326,11 @@ def render_report(series: Sequence[Series], environment: Sequence[str], runs: in
         "",
     ]
     return "\n".join(lines)
+
+
+def _cpu(s: Series) -> str:
+    known = [c for c in s.cpu_ms if c == c]  # NaN: not measured for this row
+    return f"{statistics.median(known):.1f}" if known else ""
 
 
 def publish(report: str, out: Path) -> None:

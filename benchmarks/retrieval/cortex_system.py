@@ -13,6 +13,7 @@ measured latency is what a user would see.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, replace
@@ -31,7 +32,9 @@ from cortex.core.recall.decide import RecallParams, RecallRequest
 from cortex.core.write.apply import DEFAULT_PRIORITY
 from cortex.paths import Paths
 
-CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache"
+# CORTEX_BENCH_CACHE points the embedding cache and the model elsewhere (e.g. an empty folder to
+# re-embed every document with the current model files).
+CACHE_DIR = Path(os.environ.get("CORTEX_BENCH_CACHE") or Path(__file__).resolve().parents[1] / ".cache")
 CACHE_FILE = "embeddings.sqlite"
 MODEL_HOME = "home"  # a CORTEX_HOME that only holds the ONNX export, shared by every run
 PROJECT_DIR = "bench"  # the project root's name: it is part of every embedded text
