@@ -8,9 +8,14 @@ bare repository, so its team namespace (the normalised remote URL) is its own on
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -98,3 +103,137 @@ def server_text(dsn: str) -> str:
             rows = conn.execute(f'SELECT t::text FROM "{schema}"."{table}" t').fetchall()
             out.extend(str(r[0]) for r in rows)
     return "\n".join(out)
+
+
+class Switchable:
+    """A team store the test can take away and bring back: its own PostgreSQL server (stopped
+    and started again on the same port and data), or the SQLite stand-in's folder (moved away)."""
+
+    def __init__(self, kind: str, base: Path) -> None:
+        self.kind = kind
+        self.base = base
+        self.server: Any = None
+        if kind == "postgres":
+            from tests.support import postgres
+
+            try:
+                self.server = postgres.start(base / "pg")
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                pytest.skip(f"PostgreSQL could not be started: {exc}")
+            self.dsn = self.server.dsn
+        else:
+            self.folder = base / "team-sqlite"
+            self.folder.mkdir(parents=True)
+            self.dsn = f"sqlite://{self.folder}"
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        else:
+            self.folder.rename(self.folder.with_name("team-sqlite-away"))
+
+    def start(self) -> None:
+        if self.server is None:
+            self.folder.with_name("team-sqlite-away").rename(self.folder)
+            return
+        import psycopg
+
+        from tests.support import postgres
+
+        folder, _ = postgres.binaries()
+        assert folder is not None
+        port = str(urlsplit(self.dsn).port)
+        data = str(self.server.data)
+        args = [str(folder / "postgres"), "-D", data, "-h", "127.0.0.1", "-p", port, "-k", data]
+        for setting in postgres.SERVER_SETTINGS:
+            args += ["-c", setting]
+        env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+        with (self.base / "pg" / "server.log").open("ab") as log:
+            self.server.process = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, env=env, **postgres._as_user()
+            )
+        deadline = time.monotonic() + postgres.START_TIMEOUT_S
+        while True:
+            try:
+                psycopg.connect(self.dsn, autocommit=True).close()
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def close(self) -> None:
+        if self.server is not None:
+            from cortex.store.postgres.connection import close_pools
+
+            close_pools()
+            self.server.stop()
+
+
+@dataclass
+class ConcurrentRun:
+    """What the processes of `share_concurrently` acknowledged, and what the team store holds."""
+
+    shared: dict[str, str]  # id -> text, every share acknowledged
+    unshared: set[str]
+    errors: list[str]
+    team_active: list[Any]  # Memory values active in the team store
+    team_all: list[Any]
+    journal_seqs: list[int]
+
+
+def share_concurrently(team: list[Developer], processes: int, seconds: float) -> ConcurrentRun:
+    """`processes` actors spread over the developers' clones, storing and sharing at once; then
+    one last push per clone (what the worker does) and a look at the team store."""
+    import sys
+
+    from cortex.team.push import push
+    from tests.support.runtime import REPO
+
+    outs = []
+    procs = []
+    for i in range(processes):
+        dev = team[i % len(team)]
+        out = dev.root.parent / f"actor-{i}.jsonl"
+        outs.append(out)
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.support.team_actor",
+            "--root",
+            str(dev.root),
+            "--home",
+            str(dev.home),
+        ]
+        cmd += ["--dsn", dev.dsn, "--name", f"a{i}", "--seconds", str(seconds), "--out", str(out)]
+        env = {**os.environ, "PYTHONPATH": str(REPO), "CORTEX_EMBEDDER": "none", "CORTEX_HOME": str(dev.home)}
+        procs.append(subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True))
+    errors = []
+    for p in procs:
+        _, err = p.communicate(timeout=seconds + 600)
+        if p.returncode:
+            errors.append(f"exit {p.returncode}: {err[-2000:]}")
+    shared: dict[str, str] = {}
+    unshared: set[str] = set()
+    for out in outs:
+        for line in out.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["op"] == "shared":
+                shared[row["id"]] = row["text"]
+            elif row["op"] == "unshared":
+                unshared.add(row["id"])
+            else:
+                errors.append(row["error"])
+    for dev in team:
+        with dev.cortex() as cx:
+            report = push(cx)
+            if report.error or report.pending:
+                errors.append(f"final push of {dev.name}: {report.error} ({report.pending} pending)")
+    with team[0].cortex() as cx:
+        store = cx.team_store()
+        assert store is not None
+        everything = store.all_memories()
+        seqs = [int(r["seq"]) for r in store.journal_rows()]
+    return ConcurrentRun(
+        shared, unshared, errors, [m for m in everything if m.status.value == "active"], everything, seqs
+    )

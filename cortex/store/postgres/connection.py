@@ -94,6 +94,9 @@ def pool(dsn: str) -> ConnectionPool[Any]:
             max_size=POOL_MAX,
             timeout=POOL_WAIT_S,
             kwargs={"autocommit": True},
+            # A connection kept across a server restart is dead: checked when lent, it is replaced
+            # instead of failing the caller's first query (recall, a push) once per pooled one.
+            check=ConnectionPool.check_connection,
             open=False,
             name="cortex",
         )
