@@ -5,7 +5,14 @@ progress, ...) with edges, statuses, branches and dates through the real store A
 transactions, then embeds them with the real local model in batches. Vectors go through
 `cortex.store.sqlite.embed_cache`, so a rerun with the same seed embeds nothing and takes seconds.
 
-    python -m benchmarks.gen_store /tmp/demo --n 10000 --seed 1 [--no-embed]
+`--synthetic-vectors` writes vectors that need no model instead (`synthetic_vectors`): each word
+of a memory gets a fixed pseudo-random direction, a memory the normalised sum of its words', so
+texts that share most words are close, as real embeddings of near-duplicates are. They are filed
+under their own embedder key (`SYNTHETIC_KEY`), never mistaken for the model's; they serve
+benchmarks that need vectors at sizes the embedding cache does not cover (consolidation at
+100,000 memories), not retrieval quality.
+
+    python -m benchmarks.gen_store /tmp/demo --n 10000 --seed 1 [--no-embed | --synthetic-vectors]
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ BATCH = 1_000  # memories per write transaction
 EMBED_BATCH = 256
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)  # fixed: the same seed gives the same store
 ACTOR = "gen_store"
+SYNTHETIC_KEY = "synthetic-words-384"
+SYNTHETIC_DIM = 384
 
 COMPONENTS = (
     "job queue", "billing service", "auth middleware", "search indexer", "API gateway",
@@ -243,10 +252,58 @@ def load_document_embedder(cache_dir: Path = CACHE_DIR) -> tuple[Any, str]:
     return CachedEmbedder(choice.backend, EmbeddingCache(cache_dir / CACHE_FILE)), choice.note
 
 
+def synthetic_vectors(texts: Sequence[str], dim: int = SYNTHETIC_DIM) -> list[bytes]:
+    """Packed unit vectors for texts, no model: the sum of a fixed random direction per word.
+
+    A word's direction is seeded by its hash, so the same text gets the same vector in every
+    run and process; two texts sharing k of their words have a cosine near k / sqrt(|a| |b|).
+    """
+    import hashlib
+
+    import numpy as np
+
+    from cortex.core.text import words
+
+    directions: dict[str, Any] = {}
+    out = []
+    for text in texts:
+        total = np.zeros(dim, dtype=np.float64)
+        for w in set(words(text)):
+            d = directions.get(w)
+            if d is None:
+                seed = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+                d = directions[w] = np.random.default_rng(seed).standard_normal(dim)
+            total += d
+        norm = float(np.linalg.norm(total)) or 1.0
+        out.append((total / norm).astype("<f4").tobytes())
+    return out
+
+
+def write_synthetic_vectors(store: Any, memories: Sequence[Memory]) -> int:
+    """Synthetic vectors (see `synthetic_vectors`) for these memories, in bulk transactions."""
+    written = 0
+    for start in range(0, len(memories), BATCH):
+        batch = [m for m in memories[start : start + BATCH] if m.type != MemoryType.CODE]
+        blobs = synthetic_vectors([m.content for m in batch])
+        with store.transaction():
+            table = store.ensure_vector_index(SYNTHETIC_KEY, SYNTHETIC_DIM, NOW)
+            store.write_vectors(table, [(m.id, b) for m, b in zip(batch, blobs, strict=True)])
+        written += len(batch)
+    return written
+
+
 def build_store(
-    path: Path, n: int, seed: int = 1, embed: bool = True, *, cache_dir: Path = CACHE_DIR
+    path: Path,
+    n: int,
+    seed: int = 1,
+    embed: bool = True,
+    *,
+    cache_dir: Path = CACHE_DIR,
+    synthetic: bool = False,
 ) -> BuiltStore:
     """Write N memories (+ edges, + vectors when `embed`) into a new project store under `path`.
+
+    With `synthetic`, the vectors are `synthetic_vectors` (no model, no embedding cache).
 
     `path` is the project root (made a git-like root with an empty `.git`); the store lands in
     `path/.memory/cortex.db`. The root's name is part of every embedded text, so keep it stable
@@ -279,9 +336,11 @@ def build_store(
             refresh_centrality(store)
         wrote = time.perf_counter()
         embedded, note = 0, "not embedded"
-        if embed:
+        live = [m for m, _ in items if m.status in (Status.ACTIVE, Status.ARCHIVED)]
+        if embed and synthetic:
+            embedded, note = write_synthetic_vectors(store, live), f"synthetic vectors ({SYNTHETIC_KEY})"
+        elif embed:
             embedder, note = load_document_embedder(cache_dir)
-            live = [m for m, _ in items if m.status in (Status.ACTIVE, Status.ARCHIVED)]
             for start in range(0, len(live), EMBED_BATCH):
                 embedded += write_embeddings(cx, store, live[start : start + EMBED_BATCH], embedder)
         done = time.perf_counter()
@@ -299,8 +358,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10_000, help="number of memories (default 10,000)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-embed", action="store_true", help="skip vectors (keyword-only store)")
+    parser.add_argument(
+        "--synthetic-vectors", action="store_true", help="vectors without the model (see synthetic_vectors)"
+    )
     args = parser.parse_args(argv)
-    built = build_store(args.root, args.n, args.seed, embed=not args.no_embed)
+    built = build_store(
+        args.root, args.n, args.seed, embed=not args.no_embed, synthetic=args.synthetic_vectors
+    )
     print(
         f"{built.memories} memories, {built.edges} edges, {built.embedded} vectors in {built.db} "
         f"(write {built.seconds_write:.1f} s, embed {built.seconds_embed:.1f} s; {built.embedder})",

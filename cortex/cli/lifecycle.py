@@ -136,6 +136,11 @@ def _rollback(ctx: click.Context, yes: bool, as_json: bool) -> None:
     "--promote", multiple=True, metavar="SRC:TGT[:TYPE]", help="Make a suggested edge active ('all')."
 )
 @click.option("--drop", multiple=True, metavar="SRC:TGT[:TYPE]", help="Delete a suggested edge ('all').")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Compare every memory with every other, not only what changed since the last run.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def consolidate(
@@ -145,6 +150,7 @@ def consolidate(
     rollback: bool,
     promote: tuple[str, ...],
     drop: tuple[str, ...],
+    full: bool,
     as_json: bool,
 ) -> None:
     """Merge near-duplicates, flag contradictions, review links.
@@ -152,7 +158,8 @@ def consolidate(
     Merged memories keep the provenance and access history of every member; the absorbed
     ones leave recall and the briefing but stay in the journal and exports. A checkpoint is
     taken first, and `cortex consolidate --rollback` restores it exactly. Runs on its own
-    every 10 extractions or when more than 80 memories are active.
+    every 10 extractions or when more than 80 memories are active. Compares the memories
+    written or changed since the last run with every memory; `--full` compares them all.
     """
     from cortex.core.output import documents
     from cortex.lifecycle import upkeep as lifecycle
@@ -161,7 +168,7 @@ def consolidate(
         _rollback(ctx, yes, as_json)
         return
     cx = cortex_of(ctx)
-    preview = lifecycle.consolidate(cx, dry_run=True)
+    preview = lifecycle.consolidate(cx, dry_run=True, full=full)
     pending = [e for s in preview.stores for e in s.plan.suggested]
     if as_json and dry_run:
         echo_json(_plan_json(preview))
@@ -172,7 +179,7 @@ def consolidate(
     result = None
     if changes and not dry_run:
         _confirm("Apply these merges and flags?", yes, "nothing merged")
-        result = lifecycle.consolidate(cx)
+        result = lifecycle.consolidate(cx, full=full)
         if not as_json:
             for s in result.stores:
                 if s.checkpoint is not None:

@@ -19,6 +19,7 @@ from cortex.core.model import Edge, EdgeStatus, Memory, Scope, ScopeFilter
 from cortex.core.serial import format_time, logical_dict, parse_time
 from cortex.core.write import similar
 from cortex.errors import CortexError
+from cortex.lifecycle import pairs as pairs_of
 from cortex.lifecycle.recovery import restore, rollback
 from cortex.recall.traverse import refresh_centrality
 from cortex.shell.failpoints import failpoint
@@ -156,15 +157,11 @@ def read_cosines(
     cx: Cortex, store: StoreAdmin, pairs: Sequence[similar.SimilarPair]
 ) -> dict[tuple[str, str], float]:
     """Cosines of stored vectors for these pairs (none when the store has no vectors)."""
-    if not pairs or not store.vectors:
-        return {}
-    indexes = store.vector_indexes()
-    key = cx.embedder_key()
-    preferred = [t for t, k, _ in indexes if k == key] or [t for t, _, _ in indexes]
-    if not preferred:
+    index = pairs_of.vector_index(cx, store) if pairs else None
+    if index is None:
         return {}
     ids = sorted({i for p in pairs for i in (p.a, p.b)})
-    by_id = store.read_vectors(preferred[0], ids)
+    by_id = store.read_vectors(index.name, ids)
     known = [(p.a, p.b) for p in pairs if p.a in by_id and p.b in by_id]
     return _pair_cosines(by_id, known) if known else {}
 
@@ -172,19 +169,20 @@ def read_cosines(
 def plan_store(cx: Cortex, store: StoreAdmin, *, since_seq: int | None = None) -> merging.ConsolidationPlan:
     """Gather what consolidation needs from one store and plan it.
 
-    Pairs are found on (id, type, content) alone; full memories and their links are read only
-    for memories that pair with something. With `since_seq`, only memories changed after that
-    journal record are compared (with everything).
+    Only the pairs that can change the plan are found (`cortex.lifecycle.pairs`), so the plan
+    is the all-pairs plan without the all-pairs cost; full memories and their links are read
+    only for memories that pair with something. With `since_seq`, only memories changed after
+    that journal record are compared (with everything).
     """
-    texts = store.active_texts()
     probes = None if since_seq is None else store.changed_ids(since_seq)
-    pairs = similar.find_similar_pairs(texts, probes=probes) if probes is None or probes else []
+    pairs = pairs_of.candidate_pairs(cx, store, probes) if probes is None or probes else []
     involved = sorted({i for p in pairs for i in (p.a, p.b)})
     memories = list(store.get_many(involved).values())
     cosines = read_cosines(cx, store, merging.pairs_needing_cosine(memories, pairs))
     edges = {(e.source, e.target, e.type): e for e in store.edges(involved)}
     edges.update({(e.source, e.target, e.type): e for e in store.edges(status=EdgeStatus.SUGGESTED.value)})
-    return merging.plan_consolidation(memories, list(edges.values()), cx.now(), pairs=pairs, cosines=cosines)
+    ordered = [edges[k] for k in sorted(edges, key=lambda k: (k[0], k[1], k[2].value))]
+    return merging.plan_consolidation(memories, ordered, cx.now(), pairs=pairs, cosines=cosines)
 
 
 def _apply_merge(cx: Cortex, store: StoreAdmin, merge: merging.Merge) -> bool:
@@ -240,7 +238,8 @@ def consolidate_store(
         store.set_meta(META_CONSOLIDATED_AT, store.get_meta(META_EXTRACTIONS, "0") or "0")
         store.set_meta(META_CONSOLIDATED_ACTIVE, str(store.count_active()))
         store.set_meta(META_CONSOLIDATED_SEQ, str(seq))
-        refresh_centrality(store)
+        if applied or planned.new_edges:  # links changed: hubs are judged on today's graph
+            refresh_centrality(store)
         failpoint("consolidate.before_commit")
     failpoint("consolidate.after_commit")
     if applied:
@@ -249,12 +248,25 @@ def consolidate_store(
 
 
 def consolidate(
-    cx: Cortex, *, dry_run: bool = False, reason: str = "manual", scope: ScopeFilter = ScopeFilter.ALL
+    cx: Cortex,
+    *,
+    dry_run: bool = False,
+    reason: str = "manual",
+    scope: ScopeFilter = ScopeFilter.ALL,
+    full: bool = False,
 ) -> ConsolidationReport:
-    """Merge near-duplicates and flag contradictions in every store (`cortex consolidate`)."""
+    """Merge near-duplicates and flag contradictions in every store (`cortex consolidate`).
+
+    Compares what changed since the last consolidation with everything; `full` compares
+    everything with everything (the plan an incremental run would reach had it never missed
+    a change, such as vectors written after their memories were compared).
+    """
     run = new_id()
     stores = [s for s in _writable(cx) if s.scope in ScopeFilter(scope).scopes()]
-    done = tuple(consolidate_store(cx, s, dry_run=dry_run, run=run, reason=reason) for s in stores)
+    done = tuple(
+        consolidate_store(cx, s, dry_run=dry_run, run=run, reason=reason, incremental=not full)
+        for s in stores
+    )
     return ConsolidationReport(dry_run, reason, done)
 
 

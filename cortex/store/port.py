@@ -163,6 +163,23 @@ class BriefingReads(Protocol):
     def get_many(self, ids: Iterable[str]) -> dict[str, Memory]: ...
 
 
+@runtime_checkable
+class WordSearch(Protocol):
+    """Finding active memories by the words they hold, unranked (an adapter may lack it:
+    consolidation then reads every active memory's text)."""
+
+    def texts_matching(
+        self, groups: Sequence[Sequence[str]], required: Sequence[str], types: Sequence[str]
+    ) -> list[Text]:
+        """Active memories of `types` holding every word of at least one of `groups` and, when
+        `required` is not empty, one of its words: a superset (stemming may add memories; the
+        caller checks the words), never missing one whose words, as `cortex.core.text.words`
+        splits and folds them, qualify, for ASCII words."""
+
+    def word_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
+        """How many memories (any status) hold each word, counted up to `cap` (stems count)."""
+
+
 class MemoryStore(Protocol):
     """Memories, their links and history, transcript cursors, settings and vectors of one scope."""
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from cortex.core.recall.query import TextQuery
 
 TABLE = "memories_fts"
@@ -82,3 +84,26 @@ def search_sql(columns: str, where: str) -> str:
         f"SELECT {columns}, {BM25} FROM {TABLE} JOIN memories m ON m.n = {TABLE}.rowid "
         f"WHERE {TABLE} MATCH ? AND {where} ORDER BY {BM25} LIMIT ?"
     )
+
+
+def match_word_groups(groups: Sequence[Sequence[str]], required: Sequence[str] = ()) -> str | None:
+    """MATCH text for rows holding every word of at least one group and, when `required` is
+    not empty, one of its words; None when no group has a word."""
+    parts = ["(" + " AND ".join(quote(w) for w in group) + ")" for group in groups if group]
+    if not parts:
+        return None
+    text = " OR ".join(parts)
+    return f"({text}) AND ({' OR '.join(quote(w) for w in required)})" if required else text
+
+
+def rows_sql(columns: str, where: str) -> str:
+    """A keyword filter over memories (alias `m`) selecting `columns`, unranked. Parameters:
+    the MATCH text, then those of `where`."""
+    # The index answers first: joined the other way round, SQLite may test MATCH row by row.
+    found = f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?"
+    return f"SELECT {columns} FROM memories m WHERE m.n IN ({found}) AND {where}"
+
+
+def count_sql() -> str:
+    """How many rows match a MATCH text (the first parameter), counted up to the second."""
+    return f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} WHERE {TABLE} MATCH ? LIMIT ?)"

@@ -74,6 +74,25 @@ class Maintenance(Records):
 
         return [Text(r[0], r[1], r[2]) for r in rows]
 
+    def texts_matching(
+        self, groups: Sequence[Sequence[str]], required: Sequence[str], types: Sequence[str]
+    ) -> list[Text]:
+        """Active memories of `types` holding all the words of a group (and one `required`
+        word): the text index answers, so stems match too (a superset; see `WordSearch`)."""
+        match = fts.match_word_groups(groups, required)
+        if match is None or not types:
+            return []
+        from cortex.core.write.similar import Text  # only consolidation needs it
+
+        where = f"m.status = 'active' AND m.type IN ({codec.marks(types)})"
+        sql = fts.rows_sql("m.id, m.type, m.content", where)
+        return [Text(r[0], r[1], r[2]) for r in self.conn.execute(sql, (match, *types))]
+
+    def word_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
+        """Memories holding each word (stems count), up to `cap`: the index's posting lists."""
+        sql = fts.count_sql()
+        return {w: int(self.conn.execute(sql, (fts.quote(w), cap)).fetchone()[0]) for w in words}
+
     def journal_seq(self) -> int:
         """The newest journal sequence number (0 when empty)."""
         return int(self.conn.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0])
