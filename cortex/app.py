@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from cortex.store.port import StoreAdmin
 
 log = logging.getLogger("cortex.app")
 
+TEAM_RETRY_S = 60.0  # an unreachable team store is tried again after this long, not on every call
 ID_BYTES = 5  # 10 hex characters: short enough to type, collisions need ~10^6 memories to matter
 MIN_ID_GUESS_CHARS = 6  # shorter hex words ("cafe", "2024") are as likely to be search text
 
@@ -94,6 +96,7 @@ class Cortex:
         self.actor = actor
         self._stores: dict[Scope, StoreAdmin] = {}
         self._team: TeamLink | None = None
+        self._team_tried = 0.0
         self._query_embedder = query_embedder
         self._bulk_embedder = bulk_embedder
         self._reranker = reranker
@@ -172,8 +175,16 @@ class Cortex:
         return out
 
     def team(self) -> TeamLink:
-        """The team store link: tried once per context, within the `team_connect_ms` budget."""
-        if self._team is None:
+        """The team store link, tried within the `team_connect_ms` budget: once per context, and
+        again after TEAM_RETRY_S when it was unreachable (a long-lived MCP server sees it return)."""
+        stale = (
+            self._team is not None
+            and self._team.configured
+            and self._team.store is None
+            and time.monotonic() - self._team_tried > TEAM_RETRY_S
+        )
+        if self._team is None or stale:
+            self._team_tried = time.monotonic()
             self._team = _connect_team(self)
         return self._team
 
@@ -183,10 +194,11 @@ class Cortex:
 
     def drop_team(self, why: str) -> None:
         """Go on without the team store (it failed mid-use): local-only from here, with a note."""
-        link = self.team()
+        link = self._team or TeamLink(True, None, None, "")
         if link.store is not None:
             with contextlib.suppress(Exception):
                 link.store.close()
+        self._team_tried = time.monotonic()
         self._team = TeamLink(link.configured, link.key, None, f"team store unreachable: {why}")
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from cortex.app import Cortex
+from cortex.backends.port import Choice
 from cortex.briefing.deliver import render_current
 from cortex.capture.manual import forget, remember, supersede
 from cortex.cli.main import cli
@@ -26,6 +27,7 @@ from cortex.errors import InputError
 from cortex.recall.search import recall
 from cortex.team.push import push
 from cortex.team.share import share, unshare
+from tests.support.fakes import FakeEmbedder
 from tests.support.postgres import postgres_dsn  # noqa: F401  (fixture)
 from tests.support.team import Developer, make_team, server_text, team_store_dsn  # noqa: F401
 
@@ -209,3 +211,23 @@ def test_nothing_changes_without_a_team_store(cx: Cortex) -> None:
     assert result.team == "off" and recall_to_dict(result)["team"] == "off"
     assert not any("team" in n for n in result.notes)
     assert push(cx).error == "no team store configured"
+
+
+def test_shared_vectors_travel_with_the_note(team: list[Developer]) -> None:
+    ada, bob = team
+    fake = Choice(FakeEmbedder(), "fake")
+
+    def cortex(dev: Developer) -> Cortex:
+        cx = dev.cortex()
+        return Cortex(cx.paths, cx.settings, query_embedder=fake, bulk_embedder=fake)
+
+    with cortex(ada) as cx:
+        m = remember(cx, DECISION, mem_type="decision").memory
+        assert share(cx, m.id).delivered
+        team_store = cx.team_store()
+        assert team_store is not None
+        index = team_store.vector_index(fake.backend.key)  # type: ignore[union-attr]
+        assert index is not None and m.id in team_store.read_vectors(index.name, [m.id])
+    with cortex(bob) as cx:
+        result = recall(cx, RecallRequest(text="which service holds the job queue locks"))
+        assert result.mode.value == "hybrid" and result.hits[0].memory.id == m.id

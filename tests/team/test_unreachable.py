@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from cortex.admin.team_check import team_check
 from cortex.briefing.deliver import refresh_briefing, render_current
 from cortex.capture.manual import remember
 from cortex.cli.main import cli
@@ -141,3 +142,21 @@ def test_the_team_store_stopped_mid_run(
     assert pending(ada) == 0, done.stderr
     text = briefing(bob)
     assert first.id in text and second.id in text  # the pending share arrived
+
+
+def test_a_long_lived_context_tries_the_team_store_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Switchable("sqlite", tmp_path / "team-server")
+    ada, _ = make_team(tmp_path, store.dsn)
+    store.stop()
+    with ada.cortex() as cx:
+        assert cx.team_store() is None and "unreachable" in cx.team().note
+        line = team_check(cx)
+        assert line.state == "warn" and "unreachable" in line.detail and cx.team().key in line.detail
+        store.start()
+        assert cx.team_store() is None  # not on every call: once a while
+        monkeypatch.setattr("cortex.app.TEAM_RETRY_S", 0.0)
+        assert cx.team_store() is not None
+        cx.drop_team("gone mid-recall")
+        assert cx.team_store() is not None  # and again after a failure
