@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from cortex.errors import NotACortexStore
 from cortex.shell.failpoints import failpoint
-from cortex.store.sqlite import briefing_rows, fts
+from cortex.store.sqlite import briefing_rows, fts, vector_codes
 from cortex.store.sqlite.connection import APPLICATION_ID, Connection, transaction
 
 
@@ -124,7 +124,19 @@ def m002_briefing_indexes(conn: Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_briefing_indexes)
+def m003_vector_codes(conn: Connection) -> None:
+    """Binary codes of every vector index, for the search of large stores (`vector_codes`);
+    without sqlite-vec here they are built at the index's next write."""
+    for (table,) in conn.execute("SELECT name FROM vec_indexes").fetchall():
+        if conn.vectors:
+            vector_codes.backfill(conn, table)
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
+    m001_initial,
+    m002_briefing_indexes,
+    m003_vector_codes,
+)
 LATEST_VERSION = len(MIGRATIONS)
 
 

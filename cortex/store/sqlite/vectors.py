@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cortex.core.serial import format_time
-from cortex.store.sqlite import vector_matrix
+from cortex.store.sqlite import vector_codes, vector_matrix
 from cortex.store.sqlite.codec import BATCH, marks
 from cortex.store.sqlite.connection import Connection
 
@@ -34,11 +34,14 @@ def ensure_index(conn: Connection, embedder_key: str, dim: int, at: datetime) ->
     if found:
         if found[1] != dim:
             raise ValueError(f"index for {embedder_key} has dim {found[1]}, not {dim}")
+        if not vector_codes.ready(conn, found[0]):  # codes could not be built when it was migrated
+            vector_codes.backfill(conn, found[0])
         return found[0]
     name = index_name(embedder_key, dim)
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING vec0(embedding float[{dim}] distance_metric=cosine)"
     )
+    vector_codes.create(conn, name)
     conn.execute(
         "INSERT OR IGNORE INTO vec_indexes (name, embedder_key, dim, created) VALUES (?, ?, ?, ?)",
         (name, embedder_key, dim, format_time(at)),
@@ -59,6 +62,7 @@ def write_vectors(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]
     ns = [n for n, _ in rows]
     conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks(ns)})", ns)
     conn.executemany(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", rows)
+    vector_codes.write(conn, table, rows)
     vector_matrix.note_written()
     conn.executemany("INSERT OR IGNORE INTO embedded (n, index_name) VALUES (?, ?)", [(n, table) for n in ns])
 
@@ -69,7 +73,8 @@ def delete_vectors(conn: Connection, table: str, ns: Sequence[int]) -> None:
         return
     if conn.vectors:
         conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks(ns)})", list(ns))
-        vector_matrix.note_written()
+    vector_codes.delete(conn, table, ns)
+    vector_matrix.note_written()
     conn.execute(f"DELETE FROM embedded WHERE index_name = ? AND n IN ({marks(ns)})", (table, *ns))
 
 
@@ -83,8 +88,12 @@ def knn(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, f
 
 
 def nearest(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
-    """Like `knn`, from the process's in-memory copy of the table when one is held."""
+    """Like `knn`: from the process's in-memory copy of the table when one is held (exact), else
+    by binary codes re-ranked on float vectors when the table is large (`vector_codes`), else
+    exactly in vec0."""
     held = vector_matrix.held_knn(conn, table, query, k)
+    if held is None:
+        held = vector_codes.knn(conn, table, query, k, vector_matrix.generation())
     return knn(conn, table, query, k) if held is None else held
 
 
@@ -139,6 +148,7 @@ def count_pending(conn: Connection, table: str | None) -> int:
 def drop_index(conn: Connection, table: str) -> None:
     """Drop a vec0 table and its bookkeeping (rebuild re-creates it)."""
     conn.execute(f"DROP TABLE IF EXISTS {table}")
+    vector_codes.drop(conn, table)
     vector_matrix.note_written()
     conn.execute("DELETE FROM embedded WHERE index_name = ?", (table,))
 

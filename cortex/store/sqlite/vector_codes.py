@@ -1,0 +1,182 @@
+"""Binary codes of each vector index, for a nearest-neighbour search whose cost grows gently.
+
+sqlite-vec 0.1 scans every float vector of a vec0 table (~25 ms per 10,000 on 2 cores), and its
+int8 and bit tables are no faster, nor are its lookups by rowid (measured at 100,000 and
+1,000,000 vectors: `benchmarks/results/vector_options.md`). So each vec0 index `T` has a plain
+table `T_codes` holding, per memory row, the sign bits of its unit vector (48 bytes at 384
+dimensions), and `T_units` the unit vector itself. A store with at least `ANN_MIN` vectors is
+searched by Hamming distance over every code (numpy, a few ms per 100,000), then the best
+`CANDIDATES` are ranked by cosine on their float vectors: recall@10 >= 0.98 against exact
+search. Smaller stores keep the
+exact search. Every writer of `cortex.store.sqlite.vectors` keeps the codes in step, in the same
+transaction; a store whose codes could not be built (no sqlite-vec at migration time) is
+marked incomplete in `meta` and searched exactly until its next vector write builds them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from cortex.store.sqlite.codec import BATCH, marks
+from cortex.store.sqlite.connection import Connection, data_version
+
+ANN_MIN = 20_000  # below this many vectors, exact search is as fast and exact
+CANDIDATES = 400  # re-ranked by their float vectors (at least 20 per result wanted)
+MAX_HELD = 4  # code matrices held in memory at once (48 MB per 1,000,000 vectors)
+READY = "vector_codes_ready:"  # meta key prefix: the table's codes cover all its vectors
+
+_LOCK = threading.Lock()
+_HELD: dict[tuple[int, str], tuple[Any, tuple[int, int], Any, Any]] = {}
+
+
+def codes_table(table: str) -> str:
+    """The plain table holding the codes of vec0 table `table`."""
+    return f"{table}_codes"
+
+
+def units_table(table: str) -> str:
+    """The plain table holding the unit vectors of vec0 table `table`, read to re-rank."""
+    return f"{table}_units"
+
+
+def _ensure_table(conn: Connection, table: str) -> None:
+    # Apart, so that reading every code reads 48 bytes a row, not the 1,536 of its vector too.
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {codes_table(table)} (n INTEGER PRIMARY KEY, code BLOB NOT NULL)"
+    )
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {units_table(table)} (n INTEGER PRIMARY KEY, vector BLOB NOT NULL)"
+    )
+
+
+def create(conn: Connection, table: str) -> None:
+    """The (empty) codes table of a new index, marked complete."""
+    _ensure_table(conn, table)
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (READY + table,))
+
+
+def ready(conn: Connection, table: str) -> bool:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (READY + table,)).fetchone()
+    return row is not None
+
+
+def backfill(conn: Connection, table: str) -> None:
+    """Build the codes of every vector of `table` (needs sqlite-vec in this connection)."""
+    create(conn, table)
+    conn.execute(f"DELETE FROM {codes_table(table)}")
+    conn.execute(f"DELETE FROM {units_table(table)}")
+    cursor = conn.execute(f"SELECT rowid, embedding FROM {table}")
+    while rows := cursor.fetchmany(10_000):
+        write(conn, table, [(int(n), bytes(blob)) for n, blob in rows])
+
+
+def encode(blobs: Sequence[bytes]) -> tuple[Any, Any]:
+    """(unit float32 rows, sign-bit codes as uint64 words) of packed float32 vectors."""
+    import numpy as np
+
+    from cortex.store.packing import unit_rows
+
+    unit = unit_rows(list(blobs))
+    bits = np.packbits(unit > 0, axis=1)
+    pad = (-bits.shape[1]) % 8
+    if pad:
+        bits = np.pad(bits, ((0, 0), (0, pad)))
+    return unit, np.ascontiguousarray(bits).view(np.uint64)
+
+
+def write(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> None:
+    """Store (or replace) the codes of these row numbers' vectors."""
+    if not rows:
+        return
+    unit, codes = encode([blob for _, blob in rows])
+    _ensure_table(conn, table)  # an index whose codes wait for `backfill` stays not ready
+    conn.executemany(
+        f"INSERT OR REPLACE INTO {codes_table(table)} (n, code) VALUES (?, ?)",
+        [(n, codes[i].tobytes()) for i, (n, _) in enumerate(rows)],
+    )
+    conn.executemany(
+        f"INSERT OR REPLACE INTO {units_table(table)} (n, vector) VALUES (?, ?)",
+        [(n, unit[i].tobytes()) for i, (n, _) in enumerate(rows)],
+    )
+
+
+def delete(conn: Connection, table: str, ns: Sequence[int]) -> None:
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (codes_table(table),)).fetchone():
+        conn.execute(f"DELETE FROM {codes_table(table)} WHERE n IN ({marks(ns)})", list(ns))
+        conn.execute(f"DELETE FROM {units_table(table)} WHERE n IN ({marks(ns)})", list(ns))
+
+
+def drop(conn: Connection, table: str) -> None:
+    conn.execute(f"DROP TABLE IF EXISTS {codes_table(table)}")
+    conn.execute(f"DROP TABLE IF EXISTS {units_table(table)}")
+    conn.execute("DELETE FROM meta WHERE key = ?", (READY + table,))
+
+
+def _held(conn: Connection, table: str, generation: int) -> tuple[Any, Any] | None:
+    """(row numbers, codes) of the table, from memory while the store has not changed."""
+    import numpy as np
+
+    key = (id(conn.raw), table)
+    version = (data_version(conn), generation)
+    with _LOCK:
+        held = _HELD.get(key)
+        if held is not None and held[0] is conn.raw and held[1] == version:
+            return held[2], held[3]
+    if not ready(conn, table):
+        return None
+    enough = conn.execute(
+        f"SELECT 1 FROM {codes_table(table)} ORDER BY n LIMIT 1 OFFSET ?", (ANN_MIN - 1,)
+    ).fetchone()
+    if enough is None:
+        ns, codes = np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.uint64)
+    else:
+        found = conn.execute(f"SELECT n, code FROM {codes_table(table)}").fetchall()
+        ns = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found))
+        codes = np.frombuffer(b"".join(r[1] for r in found), dtype=np.uint64).reshape(len(found), -1)
+    if not getattr(conn.raw, "in_transaction", False):  # uncommitted rows may be rolled back
+        with _LOCK:
+            _HELD[key] = (conn.raw, version, ns, codes)
+            while len(_HELD) > MAX_HELD:
+                del _HELD[next(iter(_HELD))]
+    return ns, codes
+
+
+def knn(
+    conn: Connection, table: str, query: bytes, k: int, generation: int
+) -> list[tuple[int, float]] | None:
+    """(row number, cosine distance) of about the k nearest vectors, nearest first; None when
+    the table is too small for this search (or has no complete codes): search exactly then."""
+    import numpy as np
+
+    found = _held(conn, table, generation)
+    if found is None or len(found[0]) < ANN_MIN:
+        return None
+    ns, codes = found
+    if k <= 0:
+        return []
+    unit, q = encode([query])
+    if hasattr(np, "bitwise_count"):
+        distance = np.bitwise_count(codes ^ q[0]).sum(axis=1, dtype=np.int32)
+    else:  # numpy < 2
+        distance = np.unpackbits((codes ^ q[0]).view(np.uint8), axis=1).sum(axis=1, dtype=np.int32)
+    wanted = min(len(ns), max(CANDIDATES, 20 * k))
+    picked = ns[np.argpartition(distance, wanted - 1)[:wanted]] if wanted < len(ns) else ns
+    vectors: dict[int, bytes] = {}
+    candidates = [int(n) for n in picked]
+    for start in range(0, len(candidates), BATCH):
+        chunk = candidates[start : start + BATCH]
+        sql = f"SELECT n, vector FROM {units_table(table)} WHERE n IN ({marks(chunk)})"
+        vectors.update((int(n), bytes(v)) for n, v in conn.execute(sql, chunk))
+    rows = list(vectors)
+    matrix = np.frombuffer(b"".join(vectors[n] for n in rows), dtype="<f4").reshape(len(rows), -1)
+    sims = matrix @ unit[0]
+    order = np.lexsort((np.array(rows), -sims))[:k]
+    return [(rows[i], float(1.0 - sims[i])) for i in order]
+
+
+def forget_all() -> None:
+    """Drop every held code matrix (tests)."""
+    with _LOCK:
+        _HELD.clear()

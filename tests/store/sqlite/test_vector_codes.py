@@ -1,0 +1,115 @@
+"""Nearest-neighbour search by binary codes re-ranked on float vectors, on real sqlite-vec stores."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cortex.core.model import Scope
+from cortex.store.sqlite import vector_codes, vector_matrix, vectors
+from cortex.store.sqlite.store import Store
+
+NOW = datetime(2026, 1, 15, tzinfo=UTC)
+DIM = 384
+K = 10
+
+
+def clustered(rng: np.random.Generator, n: int, centers: np.ndarray) -> np.ndarray:
+    """Unit vectors scattered around topic centres, as embeddings of notes on a few topics are."""
+    picks = centers[rng.integers(0, len(centers), n)]
+    noisy = picks + rng.standard_normal((n, DIM)) * 12 / np.sqrt(DIM)  # nearest cosine ~0.75
+    return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype("<f4")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store.open(tmp_path / "cortex.db", Scope.PROJECT)
+    if not s.vectors:
+        pytest.skip(f"sqlite-vec cannot load in this Python: {s.vector_note}")
+    vector_matrix.forget_all()
+    vector_codes.forget_all()
+    return s
+
+
+def fill(store: Store, vecs: np.ndarray) -> str:
+    with store.transaction():
+        table = vectors.ensure_index(store.conn, "test-384", DIM, NOW)
+        vectors.write_vectors(store.conn, table, [(i + 1, v.tobytes()) for i, v in enumerate(vecs)])
+    return table
+
+
+def test_recall_at_10_against_exact_search_on_10000_vectors(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(19)
+    centers = rng.standard_normal((300, DIM))
+    table = fill(store, clustered(rng, 10_000, centers))
+    monkeypatch.setattr(vector_codes, "ANN_MIN", 1_000)  # 10,000 is below the default
+    hits = 0
+    queries = clustered(rng, 50, centers)
+    for q in queries:
+        exact = vectors.knn(store.conn, table, q.tobytes(), K)
+        found = vector_codes.knn(store.conn, table, q.tobytes(), K, vector_matrix.generation())
+        assert found is not None and len(found) == K
+        assert [d for _, d in found] == sorted(d for _, d in found)
+        hits += len({n for n, _ in found} & {n for n, _ in exact})
+    assert hits / (K * len(queries)) >= 0.98
+
+
+def test_small_stores_are_searched_exactly_and_large_ones_by_codes(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(3)
+    table = fill(store, clustered(rng, 1_500, rng.standard_normal((20, DIM))))
+    q = clustered(rng, 1, rng.standard_normal((1, DIM)))[0].tobytes()
+    assert vector_codes.knn(store.conn, table, q, K, vector_matrix.generation()) is None  # exact
+    monkeypatch.setattr(vector_codes, "ANN_MIN", 1_000)
+    vector_codes.forget_all()
+    assert vectors.nearest(store.conn, table, q, K) == vector_codes.knn(
+        store.conn, table, q, K, vector_matrix.generation()
+    )
+
+
+def test_codes_follow_deletes_rewrites_and_a_dropped_index(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_codes, "ANN_MIN", 100)
+    rng = np.random.default_rng(5)
+    vecs = clustered(rng, 500, rng.standard_normal((10, DIM)))
+    table = fill(store, vecs)
+    q = vecs[7].tobytes()
+    first = vector_codes.knn(store.conn, table, q, K, vector_matrix.generation())
+    assert first is not None and first[0][0] == 8  # itself, at distance ~0
+    with store.transaction():
+        vectors.delete_vectors(store.conn, table, [8])
+    again = vector_codes.knn(store.conn, table, q, K, vector_matrix.generation())
+    assert again is not None and 8 not in {n for n, _ in again}
+    with store.transaction():  # row 9 now holds row 8's old vector
+        vectors.write_vectors(store.conn, table, [(9, vecs[7].tobytes())])
+    moved = vector_codes.knn(store.conn, table, q, K, vector_matrix.generation())
+    assert moved is not None and moved[0][0] == 9
+    with store.transaction():
+        vectors.drop_index(store.conn, table)
+    assert not store.conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = ?", (vector_codes.codes_table(table),)
+    ).fetchone()
+
+
+def test_an_index_whose_codes_were_never_built_gets_them_at_its_next_write(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_codes, "ANN_MIN", 100)
+    rng = np.random.default_rng(7)
+    vecs = clustered(rng, 300, rng.standard_normal((10, DIM)))
+    table = fill(store, vecs)
+    with store.transaction():  # as a store migrated where sqlite-vec could not load
+        vector_codes.drop(store.conn, table)
+    q = vecs[0].tobytes()
+    assert vector_codes.knn(store.conn, table, q, K, vector_matrix.generation()) is None
+    with store.transaction():
+        assert vectors.ensure_index(store.conn, "test-384", DIM, NOW) == table
+    found = vector_codes.knn(store.conn, table, q, K, vector_matrix.generation())
+    assert found is not None and found[0][0] == 1
