@@ -24,6 +24,7 @@ from cortex.store.port import StoreAdmin
 log = logging.getLogger("cortex.app")
 
 TEAM_RETRY_S = 60.0  # an unreachable team store is tried again after this long, not on every call
+TEAM_RECHECK_S = 5.0  # a reachable one is probed again before use after this long
 ID_BYTES = 5  # 10 hex characters: short enough to type, collisions need ~10^6 memories to matter
 MIN_ID_GUESS_CHARS = 6  # shorter hex words ("cafe", "2024") are as likely to be search text
 
@@ -186,6 +187,15 @@ class Cortex:
         if self._team is None or stale:
             self._team_tried = time.monotonic()
             self._team = _connect_team(self)
+        elif self._team.store is not None and time.monotonic() - self._team_tried > TEAM_RECHECK_S:
+            # An open store whose server went away would make the driver wait seconds for a
+            # connection: look again within the budget first (a TCP connect, ~1 ms on a LAN).
+            from cortex.store.remote import describe, probe
+
+            self._team_tried = time.monotonic()
+            why = probe(self.settings.team_dsn, self.settings.team_connect_ms / 1000)
+            if why is not None:
+                self.drop_team(f"{describe(self.settings.team_dsn)}: {why}")
         return self._team
 
     def team_store(self) -> StoreAdmin | None:

@@ -160,3 +160,17 @@ def test_a_long_lived_context_tries_the_team_store_again(
         assert cx.team_store() is not None
         cx.drop_team("gone mid-recall")
         assert cx.team_store() is not None  # and again after a failure
+
+
+def test_a_long_lived_context_notices_the_team_store_went_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Switchable("sqlite", tmp_path / "team-server")
+    ada, _ = make_team(tmp_path, store.dsn)
+    with ada.cortex() as cx:
+        assert cx.team_store() is not None
+        store.stop()
+        monkeypatch.setattr("cortex.app.TEAM_RECHECK_S", 0.0)
+        assert cx.team_store() is None and "unreachable" in cx.team().note
+        result = recall(cx, RecallRequest(text="job queue"))
+        assert result.team == "unreachable"
