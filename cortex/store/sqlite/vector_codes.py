@@ -24,6 +24,7 @@ from cortex.store.sqlite.connection import Connection, data_version
 
 ANN_MIN = 20_000  # below this many vectors, exact search is as fast and exact
 CANDIDATES = 400  # re-ranked by their float vectors (at least 20 per result wanted)
+CHUNK = 1024  # codes per stored blob
 MAX_HELD = 4  # code matrices held in memory at once (48 MB per 1,000,000 vectors)
 READY = "vector_codes_ready:"  # meta key prefix: the table's codes cover all its vectors
 
@@ -42,9 +43,11 @@ def units_table(table: str) -> str:
 
 
 def _ensure_table(conn: Connection, table: str) -> None:
-    # Apart, so that reading every code reads 48 bytes a row, not the 1,536 of its vector too.
+    # Codes are kept CHUNK rows to a blob, so that a process reads every code in a few hundred
+    # rows (a new process searching 100,000 memories reads 100 blobs, not 100,000 rows).
     conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {codes_table(table)} (n INTEGER PRIMARY KEY, code BLOB NOT NULL)"
+        f"CREATE TABLE IF NOT EXISTS {codes_table(table)} "
+        "(chunk INTEGER PRIMARY KEY, codes BLOB NOT NULL, present BLOB NOT NULL)"
     )
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {units_table(table)} (n INTEGER PRIMARY KEY, vector BLOB NOT NULL)"
@@ -92,10 +95,7 @@ def write(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> No
         return
     unit, codes = encode([blob for _, blob in rows])
     _ensure_table(conn, table)  # an index whose codes wait for `backfill` stays not ready
-    conn.executemany(
-        f"INSERT OR REPLACE INTO {codes_table(table)} (n, code) VALUES (?, ?)",
-        [(n, codes[i].tobytes()) for i, (n, _) in enumerate(rows)],
-    )
+    _update(conn, table, [n for n, _ in rows], codes)
     conn.executemany(
         f"INSERT OR REPLACE INTO {units_table(table)} (n, vector) VALUES (?, ?)",
         [(n, unit[i].tobytes()) for i, (n, _) in enumerate(rows)],
@@ -103,9 +103,40 @@ def write(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> No
 
 
 def delete(conn: Connection, table: str, ns: Sequence[int]) -> None:
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (codes_table(table),)).fetchone():
-        conn.execute(f"DELETE FROM {codes_table(table)} WHERE n IN ({marks(ns)})", list(ns))
+    if ns and conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (codes_table(table),)).fetchone():
+        _update(conn, table, list(ns), None)
         conn.execute(f"DELETE FROM {units_table(table)} WHERE n IN ({marks(ns)})", list(ns))
+
+
+def _update(conn: Connection, table: str, ns: Sequence[int], codes: Any) -> None:
+    """Set (or, with no `codes`, clear) the code of each row number in its chunk."""
+    import numpy as np
+
+    by_chunk: dict[int, list[int]] = {}
+    for i, n in enumerate(ns):
+        by_chunk.setdefault(n // CHUNK, []).append(i)
+    for chunk, positions in by_chunk.items():
+        row = conn.execute(
+            f"SELECT codes, present FROM {codes_table(table)} WHERE chunk = ?", (chunk,)
+        ).fetchone()
+        if row is None and codes is None:
+            continue
+        if row is None:
+            block = np.zeros((CHUNK, codes.shape[1]), dtype=np.uint64)
+            present = np.zeros(CHUNK, dtype=np.uint8)
+        else:
+            present = np.frombuffer(row[1], dtype=np.uint8).copy()
+            block = np.frombuffer(row[0], dtype=np.uint64).reshape(CHUNK, -1).copy()
+        slots = np.array([ns[i] % CHUNK for i in positions])
+        if codes is None:
+            present[slots] = 0
+        else:
+            block[slots] = codes[positions]
+            present[slots] = 1
+        conn.execute(
+            f"INSERT OR REPLACE INTO {codes_table(table)} (chunk, codes, present) VALUES (?, ?, ?)",
+            (chunk, block.tobytes(), present.tobytes()),
+        )
 
 
 def drop(conn: Connection, table: str) -> None:
@@ -126,15 +157,13 @@ def _held(conn: Connection, table: str, generation: int) -> tuple[Any, Any] | No
             return held[2], held[3]
     if not ready(conn, table):
         return None
-    enough = conn.execute(
-        f"SELECT 1 FROM {codes_table(table)} ORDER BY n LIMIT 1 OFFSET ?", (ANN_MIN - 1,)
-    ).fetchone()
-    if enough is None:
-        ns, codes = np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.uint64)
-    else:
-        found = conn.execute(f"SELECT n, code FROM {codes_table(table)}").fetchall()
-        ns = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found))
-        codes = np.frombuffer(b"".join(r[1] for r in found), dtype=np.uint64).reshape(len(found), -1)
+    parts_n, parts_codes = [], []
+    for chunk, blob, present in conn.execute(f"SELECT chunk, codes, present FROM {codes_table(table)}"):
+        mask = np.frombuffer(present, dtype=np.uint8).astype(bool)
+        parts_n.append(np.flatnonzero(mask) + int(chunk) * CHUNK)
+        parts_codes.append(np.frombuffer(blob, dtype=np.uint64).reshape(CHUNK, -1)[mask])
+    ns = np.concatenate(parts_n) if parts_n else np.zeros(0, dtype=np.int64)
+    codes = np.concatenate(parts_codes) if parts_codes else np.zeros((0, 1), dtype=np.uint64)
     if not getattr(conn.raw, "in_transaction", False):  # uncommitted rows may be rolled back
         with _LOCK:
             _HELD[key] = (conn.raw, version, ns, codes)
