@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,6 +34,8 @@ from cortex.shell.briefing_files import (
 from cortex.shell.git import HeadRef, read_head_ref
 
 log = logging.getLogger("cortex.briefing.session_start")
+
+CONFIG_FILE = "config.toml"  # cortex.config.CONFIG_FILE (not imported: it loads dataclasses)
 
 MAX_CONTEXT_CHARS = 9_500  # Claude Code inlines hook output only below 10,000 characters
 QUIET_SOURCES = frozenset({"resume", "fork"})  # the earlier context is still in the history
@@ -132,12 +135,31 @@ def plan_session_start(payload: Mapping[str, Any], env: Mapping[str, str]) -> St
         digests = record.digests if record else ()
         if cached is not None:
             text = plan_context(block, cached, digests, "", head)
+            # Teammates' shares reach the cache only through a render: queue one for next time.
+            refresh = team_configured(root, env)
         else:
             text, refresh = _without_cache(root, head, block, digests, briefing_dir, env)
     except Exception as exc:  # fail open: no briefing is better than a broken session
         log.warning("SessionStart briefing skipped: %s: %s", type(exc).__name__, exc, exc_info=True)
         return None
     return StartPlan(_output(text), refresh, root, cwd)
+
+
+_TEAM_DSN = re.compile(r"""^\s*team_dsn\s*=\s*(["'])\s*[^"'\s]""", re.MULTILINE)
+
+
+def team_configured(root: Path, env: Mapping[str, str]) -> bool:
+    """Whether a team store is configured ($CORTEX_TEAM_DSN, else `team_dsn` in either config
+    file), read without loading the settings (the hook has no time for them)."""
+    if "CORTEX_TEAM_DSN" in env:
+        return bool(env["CORTEX_TEAM_DSN"].strip())
+    for path in (cortex_home(env) / CONFIG_FILE, root / STORE_DIR / CONFIG_FILE):
+        try:
+            if _TEAM_DSN.search(path.read_text(encoding="utf-8-sig")):
+                return True
+        except (OSError, UnicodeDecodeError):
+            continue
+    return False
 
 
 def _output(text: str) -> dict[str, Any] | None:
