@@ -35,6 +35,7 @@ from cortex.shell.git import HeadRef, read_head_ref
 
 log = logging.getLogger("cortex.briefing.session_start")
 
+TEAM_STALE_S = 600.0  # a team store's notes may be this old in a cached briefing before SessionStart renders
 CONFIG_FILE = "config.toml"  # cortex.config.CONFIG_FILE (not imported: it loads dataclasses)
 
 MAX_CONTEXT_CHARS = 9_500  # Claude Code inlines hook output only below 10,000 characters
@@ -136,7 +137,7 @@ def plan_session_start(payload: Mapping[str, Any], env: Mapping[str, str]) -> St
         if cached is not None:
             text = plan_context(block, cached, digests, "", head)
             # Teammates' shares reach the cache only through a render: queue one for next time.
-            refresh = team_configured(root, env)
+            refresh = _team_render_due(cached, root, env)
         else:
             text, refresh = _without_cache(root, head, block, digests, briefing_dir, env)
     except Exception as exc:  # fail open: no briefing is better than a broken session
@@ -160,6 +161,20 @@ def team_configured(root: Path, env: Mapping[str, str]) -> bool:
         except (OSError, UnicodeDecodeError):
             continue
     return False
+
+
+def _team_render_due(cached: CachedBriefing, root: Path, env: Mapping[str, str]) -> bool:
+    """With a team store, a cache older than TEAM_STALE_S is rendered again after this session
+    starts (a fresher one costs the hook nothing: starting a render is most of its budget)."""
+    if not team_configured(root, env):
+        return False
+    from datetime import UTC, datetime
+
+    try:
+        rendered = datetime.fromisoformat(cached.rendered_at.replace("Z", "+00:00"))
+    except ValueError:
+        return True
+    return (datetime.now(UTC) - rendered).total_seconds() > TEAM_STALE_S
 
 
 def _output(text: str) -> dict[str, Any] | None:

@@ -38,6 +38,8 @@ def test_the_next_session_gets_what_a_teammate_shared(
         decision = remember(cx, DECISION, mem_type="decision").memory
         assert share(cx, decision.id).delivered
     env = {**os.environ, **bob.env()}
+    assert plan_session_start(start(bob.root), env).refresh is False  # type: ignore[union-attr]  # fresh
+    monkeypatch.setattr("cortex.briefing.session_start.TEAM_STALE_S", 0.0)  # as if rendered long ago
     before = (bob.root / ".claude/rules/cortex-memory.md").read_text(encoding="utf-8")
     run_hook("SessionStart", start(bob.root), env)  # this session: the cache, as it was
     assert "sslmode" in before and decision.id not in before
