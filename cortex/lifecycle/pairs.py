@@ -127,6 +127,17 @@ class _Sets:
         other.polar = self.polar
         return other
 
+    def polarity_words(self) -> list[frozenset[int]]:
+        """Each row's polarity words (as token ids): a pair flips when they differ."""
+        import numpy as np
+
+        rows = np.repeat(np.arange(len(self.sizes)), self.sizes)[self._polar_token].tolist()
+        found: dict[int, set[int]] = {}
+        for row, token in zip(rows, self.tokens[self._polar_token].tolist(), strict=True):
+            found.setdefault(row, set()).add(token)
+        none: frozenset[int] = frozenset()
+        return [frozenset(found[r]) if r in found else none for r in range(len(self.sizes))]
+
     def overlap(self, a: int, b: int) -> int:
         """How many words two rows share."""
         import numpy as np
@@ -239,7 +250,9 @@ def _in_memory(cx: Cortex, store: StoreAdmin, probes: Collection[str] | None) ->
     flipping = np.flatnonzero(sets.polar if probes is None else is_probe)
     flip_probe = sets.polar if probes is None else is_probe
     con_i, con_j = _join(sets.without_polarity(), groups, CONTRADICTION_JACCARD, flipping, flip_probe)
-    rows += zip(con_i.tolist(), con_j.tolist(), strict=True)
+    polar_words = sets.polarity_words()
+    flips = zip(con_i.tolist(), con_j.tolist(), strict=True)
+    rows += [(i, j) for i, j in flips if polar_words[i] != polar_words[j]]
     rows += _cosine_join(cx, store, texts, groups, is_probe, probing=probes is not None)
     found: dict[tuple[str, str], float] = {}
     for i, j in rows:
