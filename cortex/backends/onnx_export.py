@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from cortex.backends import bert_graph
+from cortex.backends import bert_graph, bert_weights
 from cortex.backends.model_locate import (
     MINILM_SHA256,
     ModelFiles,
@@ -189,11 +189,11 @@ def _build_export(tmp: Path, files: ModelFiles, key: str) -> None:
             f"{files.directory} has no {TOKENIZER_FILE}, which the ONNX path needs",
             fix="use a model directory saved by a recent sentence-transformers or transformers",
         )
-    shape = bert_graph.read_bert_shape(files.directory)
+    shape = bert_weights.read_bert_shape(files.directory)
     source_sha = read_sha256(files.weights)
     tmp.mkdir(parents=True)
-    _link_or_copy(files.directory / bert_graph.SAFETENSORS_FILE, tmp / bert_graph.SAFETENSORS_FILE)
-    weights = bert_graph.read_weights(tmp)
+    _link_or_copy(files.directory / bert_weights.SAFETENSORS_FILE, tmp / bert_weights.SAFETENSORS_FILE)
+    weights = bert_weights.read_weights(tmp)
     (tmp / ONNX_FILE).write_bytes(_graph_for(files, source_sha))
     shutil.copyfile(tokenizer_src, tmp / TOKENIZER_FILE)
     for extra in ("sentence_bert_config.json", "config.json"):
@@ -207,7 +207,7 @@ def _build_export(tmp: Path, files: ModelFiles, key: str) -> None:
         enc = tokenizer.encode(text)
         columns = (enc.ids, enc.attention_mask, enc.type_ids)
         ids, mask, types = (np.array([v], dtype=np.int64) for v in columns)
-        rows.append(bert_graph.reference_embed(weights, shape, ids, mask, types))
+        rows.append(bert_weights.reference_embed(weights, shape, ids, mask, types))
     reference = np.concatenate(rows)
     del weights  # the memory map of the weights
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortex.backends import bert_graph
+from cortex.backends import bert_weights
 from cortex.backends.local import (
     MINILM_KEY,
     Embedder,
@@ -470,12 +470,12 @@ def test_graph_is_built_without_torch_and_matches_numpy(tmp_path: Path) -> None:
         "import json, sys; from pathlib import Path\n"
         "sys.modules.update(dict.fromkeys(('torch', 'transformers', 'sentence_transformers')))\n"
         "import numpy as np\n"
-        "from cortex.backends import bert_graph\n"
+        "from cortex.backends import bert_weights\n"
         "from cortex.backends.local import load_bulk_embedder\n"
         "from tests.backends.test_local import varied_texts\n"
         "choice = load_bulk_embedder(None, Path(sys.argv[1]))\n"
         "directory = Path(sys.argv[2])\n"
-        "shape, weights = bert_graph.read_bert_shape(directory), bert_graph.read_weights(directory)\n"
+        "shape, weights = bert_weights.read_bert_shape(directory), bert_weights.read_weights(directory)\n"
         "texts = [t for t in varied_texts(300, seed=3) if len(t) < 400][:60]\n"
         "got = choice.backend.embed_documents(texts)\n"
         "tok = choice.backend._tokenizer\n"
@@ -483,7 +483,7 @@ def test_graph_is_built_without_torch_and_matches_numpy(tmp_path: Path) -> None:
         "for text, row in zip(texts, got):\n"
         "    e = tok.encode(text)\n"
         "    ids, mask, types = (np.array([v]) for v in (e.ids, e.attention_mask, e.type_ids))\n"
-        "    ref = bert_graph.reference_embed(weights, shape, ids, mask, types)[0]\n"
+        "    ref = bert_weights.reference_embed(weights, shape, ids, mask, types)[0]\n"
         "    worst = min(worst, float(ref @ row))\n"
         "print(json.dumps({'backend': choice.backend.backend, 'worst': worst, 'n': len(texts)}))\n"
     )
@@ -609,7 +609,7 @@ def test_broken_export_falls_back_with_a_clear_note(
     elif damage == "same-size-corruption":
         # Overwrite weights every token passes through (the last layer's output projection),
         # so the files still parse and only the probe can tell.
-        last = bert_graph.read_safetensors_index(data)["encoder.layer.5.output.dense.weight"]
+        last = bert_weights.read_safetensors_index(data)["encoder.layer.5.output.dense.weight"]
         with data.open("r+b") as fh:
             fh.seek(last.offset)
             fh.write(b"\xff" * (last.length // 2))

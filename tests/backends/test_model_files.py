@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex.backends import bert_graph, model_fetch
+from cortex.backends import bert_graph, bert_weights, model_fetch
 from cortex.backends.model_locate import MINILM_KEY, fetched_model_dir, resolve_model
 from cortex.backends.onnx_embed import MANIFEST_FILE, export_dir
 from cortex.errors import ModelError
@@ -81,7 +81,7 @@ def test_another_model_without_onnx_says_what_to_install(tmp_path: Path) -> None
     other = tmp_path / "other-model"
     shutil.copytree(resolve_model(None).path_or_name, other)
     with (other / "model.safetensors").open("r+b") as fh:  # different bytes, same layout
-        last = bert_graph.read_safetensors_index(other / "model.safetensors")["pooler.dense.bias"]
+        last = bert_weights.read_safetensors_index(other / "model.safetensors")["pooler.dense.bias"]
         fh.seek(last.offset)
         fh.write(b"\x01" * last.length)
     code = (
