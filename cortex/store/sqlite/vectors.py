@@ -88,12 +88,12 @@ def knn(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, f
 
 
 def nearest(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
-    """Like `knn`: from the process's in-memory copy of the table when one is held (exact), else
-    by binary codes re-ranked on float vectors when the table is large (`vector_codes`), else
-    exactly in vec0."""
-    held = vector_matrix.held_knn(conn, table, query, k)
+    """Like `knn`: by binary codes re-ranked on float vectors when the table is large
+    (`vector_codes`), else exactly, from the process's in-memory copy of the table when one is
+    held, else in vec0. (Asked first, the copy would count a large vec0 table at every search.)"""
+    held = vector_codes.knn(conn, table, query, k, vector_matrix.generation())
     if held is None:
-        held = vector_codes.knn(conn, table, query, k, vector_matrix.generation())
+        held = vector_matrix.held_knn(conn, table, query, k)
     return knn(conn, table, query, k) if held is None else held
 
 
