@@ -52,6 +52,7 @@ from cortex.store.port import StoreAdmin, VectorIndex, WordSearch
 EPS = 1e-9  # bounds are loosened by this much, so float rounding never drops a pair
 COSINE_SLACK = 1e-4  # float32 products may differ from the float64 cosine that decides
 BLOCK = 512  # rows of one matrix-product block
+JOIN_BLOCK = 64  # probes whose candidates are verified together
 STORE_PROBES = 64  # up to this many changed memories, ask the store's indexes, not memory
 FIRST_K = 16  # neighbours asked of nearest() first; four times more while all are close enough
 MAX_WORD_QUERIES = 32  # word groups in one text-index query
@@ -157,42 +158,46 @@ def _gather(values: Any, lo: Any, hi: Any) -> Any:
 
 
 def _join(sets: _Sets, groups: Any, threshold: float, probes: Any, is_probe: Any) -> tuple[Any, Any]:
-    """Rows (i, j) of the same group with Jaccard >= threshold, i in `probes`; each pair once."""
+    """Rows (i, j) of the same group with Jaccard >= threshold, i in `probes`; each pair once.
+
+    JOIN_BLOCK probes at a time: their prefix tokens' posting lists give the candidates, and
+    each candidate's words are looked up among its probe's (row * vocabulary + token keys).
+    """
     import numpy as np
 
-    sizes, tokens, indptr = sets.sizes, sets.tokens, sets.indptr
+    sizes, tokens, indptr, n = sets.sizes, sets.tokens, sets.indptr, len(sets.sizes)
     need = np.ceil(threshold * sizes - EPS).astype(np.int64)
     plen = np.where(sizes > 0, np.clip(sizes - need + 1, 0, sizes), 0)
-    rows = np.repeat(np.arange(len(sizes)), sizes)
+    rows = np.repeat(np.arange(n), sizes)
     position = np.arange(len(tokens)) - np.repeat(indptr[:-1], sizes)
     in_prefix = position < np.repeat(plen, sizes)
     keys = groups[rows[in_prefix]] * sets.vocab + tokens[in_prefix]
     order = np.argsort(keys, kind="stable")
     keys, posted = keys[order], rows[in_prefix][order]
-    mark = np.zeros(sets.vocab, dtype=bool)
+    probes = np.sort(probes[sizes[probes] > 0])
     found_i, found_j = [], []
-    for i in probes:
-        si = sizes[i]
-        if not si:
-            continue
-        mine = tokens[indptr[i] : indptr[i + 1]]
-        wanted = groups[i] * sets.vocab + mine[: plen[i]]
-        cand = _gather(posted, np.searchsorted(keys, wanted, "left"), np.searchsorted(keys, wanted, "right"))
-        sj = sizes[cand]
-        keep = (cand != i) & (~is_probe[cand] | (cand < i))
+    for start in range(0, len(probes), JOIN_BLOCK):
+        block = probes[start : start + JOIN_BLOCK]
+        owner = np.repeat(block, plen[block])
+        wanted = groups[owner] * sets.vocab + _gather(tokens, indptr[block], indptr[block] + plen[block])
+        lo, hi = np.searchsorted(keys, wanted, "left"), np.searchsorted(keys, wanted, "right")
+        cand, owner = _gather(posted, lo, hi), np.repeat(owner, hi - lo)
+        si, sj = sizes[owner], sizes[cand]
+        keep = (cand != owner) & (~is_probe[cand] | (cand < owner))
         keep &= (sj >= threshold * si - EPS) & (sj * threshold <= si + EPS)
-        cand = np.unique(cand[keep])
-        if not len(cand):
+        code = np.unique(owner[keep] * n + cand[keep])
+        if not len(code):
             continue
-        sj = sizes[cand]
-        mark[mine] = True
-        hits = mark[_gather(tokens, indptr[cand], indptr[cand + 1])]
-        mark[mine] = False
-        starts = np.concatenate(([0], np.cumsum(sj)[:-1]))
-        inter = np.add.reduceat(hits, starts, dtype=np.int64)
-        close = inter / (si + sj - inter) >= threshold - EPS
-        found_i.append(np.full(int(close.sum()), i))
-        found_j.append(cand[close])
+        a, b = code // n, code % n
+        mine = np.repeat(block, sizes[block]) * sets.vocab + _gather(tokens, indptr[block], indptr[block + 1])
+        asked = np.repeat(a, sizes[b]) * sets.vocab + _gather(tokens, indptr[b], indptr[b + 1])
+        spot = np.minimum(np.searchsorted(mine, asked), len(mine) - 1)
+        inter = np.bincount(
+            np.repeat(np.arange(len(a)), sizes[b]), weights=mine[spot] == asked, minlength=len(a)
+        )
+        close = inter / (sizes[a] + sizes[b] - inter) >= threshold - EPS
+        found_i.append(a[close])
+        found_j.append(b[close])
     if not found_i:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate(found_i), np.concatenate(found_j)
