@@ -85,6 +85,18 @@ _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _URL_SAFE = frozenset("[]:/?=&@+,;!~*'()._-")
 
 
+def decoded_views(text: str) -> list[str]:
+    """`text` and every decoded view `redact_encoded` would scan (one level deep)."""
+    views = [text]
+
+    def keep(decoded: str) -> tuple[str, int]:
+        views.append(decoded)
+        return decoded, 0
+
+    redact_encoded(text, keep)
+    return views
+
+
 def _unquote(text: str) -> str:
     return _PERCENT_RUN.sub(
         lambda m: bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8", "replace"), text

@@ -5,13 +5,19 @@ branch names, paths, session ids, commits) is data too: it is redacted, stripped
 line-break, zero-width, bidi and tag characters, and bounded in length, so no field can carry a
 line of its own into the rules file or SessionStart output. The same cleaning runs again when
 metadata is rendered (`core/redact/plain.py`).
+
+A bare token says nothing about itself: a tag `3f9a...` may be a commit or a key. A tag that is
+a secret the note's own text reveals (redaction removed it from the text, in any decoded view)
+is dropped with it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from cortex.core.model import Candidate, Memory, Source
+from cortex.core.redact.decode import decoded_views
 from cortex.core.redact.plain import plain_line
 from cortex.core.redact.secrets import redact
 from cortex.core.text import content_hash, normalize_text
@@ -23,6 +29,8 @@ MAX_BRANCH_CHARS = 200
 MAX_PATH_CHARS = 512
 MAX_FILES = 64
 MAX_ID_CHARS = 128
+MIN_SECRET_TAG_CHARS = 8
+_WORDS = re.compile(r"[A-Za-z][a-z]*(?:[-_.][a-z]+)*")  # a plain name: never judged a secret
 
 
 def clean_field(value: str, limit: int) -> str:
@@ -30,9 +38,29 @@ def clean_field(value: str, limit: int) -> str:
     return plain_line(redact(plain_line(value, limit * 4)).text, limit)
 
 
-def clean_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    out = (clean_field(t, MAX_TAG_CHARS) for t in tags[: MAX_TAGS * 2])
-    return tuple(dict.fromkeys(t for t in out if t))[:MAX_TAGS]
+def clean_tags(tags: tuple[str, ...] | list[str], text: str = "") -> tuple[str, ...]:
+    """Tags as stored; with the note's `text`, tags that are secrets it reveals are dropped."""
+    out = [clean_field(t, MAX_TAG_CHARS) for t in tags[: MAX_TAGS * 2]]
+    revealed = _revealed(text, out) if text else set()
+    return tuple(dict.fromkeys(t for t in out if t and t not in revealed))[:MAX_TAGS]
+
+
+def _revealed(text: str, tags: list[str]) -> set[str]:
+    """The tags redaction removed from `text` (seen in a view of it, in no view of the result)."""
+    suspects = [t for t in tags if len(t) >= MIN_SECRET_TAG_CHARS and not _WORDS.fullmatch(t)]
+    if not suspects:
+        return set()
+    before = _views(text)
+    seen = [t for t in suspects if any(t in view for view in before)]
+    if not seen:
+        return set()
+    after = _views(redact(text).text)
+    return {t for t in seen if not any(t in view for view in after)}
+
+
+def _views(text: str) -> list[str]:
+    views = decoded_views(text)
+    return views + [" ".join(v.split()) for v in views]
 
 
 def clean_files(files: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -72,7 +100,7 @@ def sanitise_candidate(cand: Candidate) -> Candidate:
         cand,
         content=sanitise_text(cand.content),
         summary=clean_summary(cand.summary),
-        tags=clean_tags(cand.tags),
+        tags=clean_tags(cand.tags, cand.content),
         files=clean_files(cand.files),
     )
 
@@ -86,7 +114,7 @@ def sanitise_memory(m: Memory) -> Memory:
         id=plain_line(m.id, MAX_ID_CHARS),
         content=content,
         summary=clean_summary(m.summary),
-        tags=clean_tags(m.tags),
+        tags=clean_tags(m.tags, m.content),
         source=sanitise_source(m.source),
         content_hash=content_hash(content) if content != m.content else m.content_hash,
     )

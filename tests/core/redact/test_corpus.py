@@ -58,3 +58,18 @@ def test_redaction_of_the_corpus_is_idempotent() -> None:
     for p in secret_plantings()[::7]:
         once = redact(p.text)
         assert redact(once.text).text == once.text, p.text
+
+
+def test_a_tag_that_is_a_secret_of_its_note_goes_with_it() -> None:
+    from cortex.core.model import Candidate, Layer, MemoryType
+    from cortex.core.write.sanitise import clean_tags, sanitise_candidate
+
+    def tags(text: str, tag: str) -> tuple[str, ...]:
+        return sanitise_candidate(Candidate(text, MemoryType.CONTEXT, Layer.USER, tags=("ops", tag))).tags
+
+    kept = [p for p in secret_plantings() if any(p.secret in t for t in tags(f"note: {p.text}", p.secret))]
+    assert not kept, [(p.kind, p.way) for p in kept]
+    for s in safe_samples():  # a public look-alike as a tag of its own note stays as a tag alone would
+        for k in s.keep:
+            assert tags(s.text, k) == clean_tags(("ops", k)), (s.kind, k)
+    assert tags("deploy with the release token", "release-token") == ("ops", "release-token")
