@@ -17,8 +17,9 @@ def scrub(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     Every memory's text, summary, tags and source go through the current redaction and
     metadata rules again; a changed memory is rewritten (journaled as `scrub`) and the keyword
     index is rebuilt. Notes that would become identical are kept apart by id, never merged.
-    Journal records from before the scrub keep their payloads: the report counts those that
-    still hold a secret.
+    Earlier journal records holding a secret are redacted in place (a `scrub` record says how
+    many; history still replays to the live state), then the database file is compacted so
+    the old text is gone from disk too. Checkpoints taken before the scrub are left as they are.
     """
     from cortex.admin.scrub import scrub as run_scrub
     from cortex.core.output.documents import scrub_to_dict
@@ -36,7 +37,9 @@ def scrub(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
             click.echo(f"  {c.id}: {', '.join(c.fields)}")
         if len(r.changed) > 20:
             click.echo(f"  and {len(r.changed) - 20} more")
-        if r.journal_records_with_secrets:
+        if r.journal_records_scrubbed:
+            click.echo(f"  {r.journal_records_scrubbed} journal record(s) {verb} (payload redacted in place)")
+        if r.journal_records_with_secrets and not dry_run:
             click.echo(
                 f"  {r.journal_records_with_secrets} older journal record(s) still hold redactable text"
             )

@@ -72,3 +72,47 @@ def test_scrub_redacts_stored_secrets_and_keeps_every_note(project: Path) -> Non
     for p in PLANTED[:4]:
         found = run(project, "recall", p.secret[:24])
         assert p.secret not in found.output
+
+
+def _disk(project: Path) -> bytes:
+    """The store's files as they lie on disk: the database, its WAL and shared memory."""
+    return b"".join(p.read_bytes() for p in sorted((project / ".memory").glob("cortex.db*")) if p.is_file())
+
+
+def test_scrub_takes_the_secret_out_of_the_journal_and_the_files_and_history_still_replays(
+    project: Path,
+) -> None:
+    ids = _old_store(project)
+    with_vectors = run(project, "recall", "deploy note")  # the keyword index holds the old terms too
+    assert with_vectors.exit_code == 0
+    before = _disk(project)
+    assert all(p.secret.encode() in before for p in PLANTED)  # memories, keyword index and journal
+    assert json.loads(run(project, "audit", "--json").stdout)["stores"][0]["integrity"]["journal_replay_ok"]
+
+    doc = json.loads(run(project, "scrub", "--json").stdout)["stores"][0]
+    # every planted note was inserted with its secret: each insert record is rewritten
+    assert doc["journal_records_scrubbed"] >= len(ids) and doc["journal_records_with_secrets"] == 0
+    assert doc["file_compacted"] is True
+
+    after = _disk(project)
+    assert [p.kind for p in PLANTED if p.secret.encode() in after] == []
+    rules = project / ".claude" / "rules" / "cortex-memory.md"
+    assert not rules.exists() or not any(p.secret in rules.read_text() for p in PLANTED)
+    cx = Cortex(resolve_paths(project))
+    try:
+        store = cx.write_store(Scope.PROJECT)
+        assert set(ids) <= {m.id for m in store.all_memories()}  # no note lost
+        rows = store.journal_rows()
+        assert not any(p.secret in json.dumps(r["payload"]) for r in rows for p in PLANTED)
+        assert [r["payload"] for r in rows if r["op"] == "scrub" and r["memory_id"] is None] == [
+            {"journal_records_redacted": doc["journal_records_scrubbed"]}
+        ]
+    finally:
+        cx.close()
+    verify = run(project, "rebuild", "--verify", "--json")
+    assert verify.exit_code == 0, verify.output
+    assert all(r["history_ok"] and r["same"] for r in json.loads(verify.stdout))
+    audit = json.loads(run(project, "audit", "--json").stdout)["stores"][0]
+    assert audit["integrity"]["journal_replay_ok"] is True and audit["health"]["secrets"] == []
+    again = json.loads(run(project, "scrub", "--json").stdout)["stores"][0]
+    assert again["journal_records_scrubbed"] == 0 and again["changed"] == []  # nothing left to do

@@ -126,8 +126,8 @@ def doctor_to_list(checks: Iterable[Any], settings: Iterable[tuple[str, Any, str
 
 def scrub_to_dict(reports: Iterable[Any]) -> dict[str, Any]:
     """`cortex scrub --json`: per store, how many memories it holds, which it changed (id and
-    fields), whether the keyword index was rebuilt, and older journal records still holding
-    redactable text."""
+    fields), journal records redacted in place and any still holding redactable text, whether
+    the keyword index was rebuilt and the file compacted."""
     stores = [
         fields_to_dict(r, changed=[{"id": c.id, "fields": list(c.fields)} for c in r.changed])
         for r in reports

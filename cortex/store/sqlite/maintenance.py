@@ -136,6 +136,22 @@ class Maintenance(Records):
             n += 1
         return n
 
+    def rewrite_journal_payloads(self, payloads: dict[int, Any]) -> int:
+        """Replace the payloads of these journal records (by seq) in place; how many changed.
+
+        The one exception to an append-only journal: `cortex scrub` takes a secret out of
+        history this way (and journals that it did)."""
+        for seq, payload in payloads.items():
+            self.conn.execute("UPDATE journal SET payload = ? WHERE seq = ?", (dumps(payload), seq))
+        return len(payloads)
+
+    def purge_free_space(self) -> None:
+        """Rewrite the file without free pages and empty the WAL, so text overwritten or deleted
+        is gone from the files on disk too (not only from the tables)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.execute("VACUUM")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     # -- derived indexes -----------------------------------------------------------------
     def vector_indexes(self) -> list[VectorIndex]:
         """Every vector index of the store (chunk indexes included), by name."""
