@@ -405,13 +405,25 @@ def render(series: Sequence[Series], env_lines: Sequence[str], python: str, setu
     return "\n".join(lines) + "\n"
 
 
+def _with_remote(root: Path) -> None:
+    """Make the project a git clone with an origin, so a configured team store has its key."""
+    for cmd in (["init", "-q"], ["remote", "add", "origin", "https://example.invalid/acme/bench.git"]):
+        subprocess.run(["git", "-C", str(root), *cmd], check=True, capture_output=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=40, help="hook runs per row (default 40)")
     parser.add_argument("--turns", type=int, default=12, help="worker turns per warm row (default 12)")
     parser.add_argument("--memories", type=int, default=10_000, help="store size (default 10,000)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--team-dsn", help="configure a team store (CORTEX_TEAM_DSN); the projects get a git remote to key it"
+    )
+    parser.add_argument("--hooks-only", action="store_true", help="skip the worker rows")
     args = parser.parse_args(argv)
+    if args.team_dsn:
+        os.environ["CORTEX_TEAM_DSN"] = args.team_dsn
     python = _python3()
     with tempfile.TemporaryDirectory(prefix="cortex-bench-hooks-") as tmp:
         work = Path(tmp)
@@ -422,15 +434,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         # vectors: a store without them would have the worker backfill old memories each turn.
         big = make_project(work / "big" / f"latency-{args.memories}", args.memories, embed=True)
         built_s = time.perf_counter() - started
+        if args.team_dsn:
+            _with_remote(big)
         render_s = refresh(big, home)
         setup = [
             f"- store: {args.memories:,} generated memories (`benchmarks.gen_store`, vectors from its cache) "
             f"built in {built_s:.1f} s; one briefing render took {render_s * 1000:,.0f} ms",
         ]
+        if args.team_dsn:
+            setup.append(
+                "- a team store is configured (CORTEX_TEAM_DSN, PostgreSQL); the project has a git remote"
+            )
         series = measure_hooks(big, home, python, args.runs, args.memories, work / "pycache")
-        small = make_project(work / "small" / "project", 0)
-        series += measure_worker(small, home, args.turns, 0)
-        series += measure_worker(big, home, max(args.turns // 2, 4), args.memories)
+        if not args.hooks_only:
+            small = make_project(work / "small" / "project", 0)
+            if args.team_dsn:
+                _with_remote(small)
+            series += measure_worker(small, home, args.turns, 0)
+            series += measure_worker(big, home, max(args.turns // 2, 4), args.memories)
     report = render(series, env_lines, python, setup)
     publish(report, args.out)
     return 0

@@ -124,8 +124,9 @@ def session_start_without_cache(
         "hook_event_name": "SessionStart",
         "source": "startup",
     }
-    python3 = shutil.which("python3") or sys.executable
+    python3 = _real_python3()
     for i in range(runs + 1):
+        _wait_for_worker(root)  # the render the previous run queued: a session starts once
         remove_cache()
         start = time.perf_counter()
         done = subprocess.run(
@@ -148,6 +149,38 @@ def session_start_without_cache(
         )
         sizes.append(len(context))
     return timings, sizes
+
+
+def _real_python3() -> str:
+    """The interpreter `python3` on PATH really is (a pyenv shim would add its own start-up)."""
+    found = shutil.which("python3") or sys.executable
+    done = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else sys.executable
+
+
+def _wait_for_worker(root: Path, timeout_s: float = 120.0) -> None:
+    """Until the render a SessionStart started (and any worker) is done: a session starts once,
+    so the next run must not share the cores with the previous run's render."""
+    from cortex.plugin.hooks import worker_running
+
+    deadline = time.monotonic() + timeout_s
+    while (worker_running(root) or _rendering(root)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def _rendering(root: Path) -> bool:
+    """A `cortex.briefing.refresh` process for this project is running (Linux: /proc)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    for entry in proc.iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+        except OSError:
+            continue
+        if b"cortex.briefing.refresh" in cmdline and str(root).encode() in cmdline:
+            return True
+    return False
 
 
 def briefing_cache(root: Path) -> list[Path]:
