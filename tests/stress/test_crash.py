@@ -28,6 +28,7 @@ from cortex.core.model import Memory, MemoryType, Scope, Source, Status
 from cortex.core.text import content_hash
 from cortex.paths import GLOBAL_DB
 from cortex.store.sqlite import checkpoint
+from cortex.store.sqlite import migrations as sqlite_migrations
 from cortex.store.sqlite.store import Store
 from tests.support.crash import (
     HASHES_SQL,
@@ -272,21 +273,23 @@ def test_rollback_killed_at_a_crash_point_resumes_and_restores_exactly(
 
 
 # -- a migration ---------------------------------------------------------------------------------
-# cortex has one schema version so far: the child adds a second migration, as a future release
-# would, and opens the store (which migrates it).
+# The child adds one more migration after this cortex's last (BASE), as a future release would,
+# and opens the store (which migrates it).
+BASE = len(sqlite_migrations.MIGRATIONS)
+NEXT = BASE + 1
 MIGRATE = """
 import sys
 from pathlib import Path
 from cortex.store.sqlite import migrations
 
-def m002_stress(conn):
+def m_stress(conn):
     conn.execute("ALTER TABLE memories ADD COLUMN stress_note TEXT")
     for _ in range(5):
         conn.execute("UPDATE memories SET stress_note = content || coalesce(stress_note, '')")
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
-    conn.execute("INSERT INTO journal (at, actor, op, payload) VALUES ('now', 'migration', 'm002', '{}')")
+    conn.execute("INSERT INTO journal (at, actor, op, payload) VALUES ('now', 'migration', 'm_stress', '{}')")
 
-migrations.MIGRATIONS = (*migrations.MIGRATIONS, m002_stress)
+migrations.MIGRATIONS = (*migrations.MIGRATIONS, m_stress)
 migrations.LATEST_VERSION = len(migrations.MIGRATIONS)
 from cortex.core.model import Scope
 from cortex.store.sqlite.store import Store
@@ -294,9 +297,9 @@ Store.open(Path(sys.argv[1]), Scope.PROJECT).close()
 """
 # (the store it starts from, spec, the schema version it is left at)
 MIGRATION_POINTS = (
-    ("seeded", "migrate.before_commit", 1),  # inside m002: rolled back
-    ("seeded", "store.before_commit", 1),
-    ("seeded", "migrate.after_commit", 2),
+    ("seeded", "migrate.before_commit", BASE),  # inside the new migration: rolled back
+    ("seeded", "store.before_commit", BASE),
+    ("seeded", "migrate.after_commit", NEXT),
     ("new", "migrate.before_commit", 0),  # inside m001 of a new file
     ("new", "migrate.after_commit", 1),  # between m001 and m002
     ("new", "migrate.before_commit:2", 1),
@@ -316,8 +319,8 @@ def seeded_v1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str]]
 
 
 def assert_migrated_once(db: Path, hashes: set[str], what: str) -> None:
-    assert version_and_column(db) == (2, True), what
-    assert query(db, "SELECT count(*) FROM journal WHERE op = 'm002'") == [(1,)], what
+    assert version_and_column(db) == (NEXT, True), what
+    assert query(db, "SELECT count(*) FROM journal WHERE op = 'm_stress'") == [(1,)], what
     assert {r[0] for r in query(db, HASHES_SQL)} == hashes, what
     assert_intact(db)
 
@@ -337,7 +340,7 @@ def test_migration_killed_at_a_crash_point_is_all_or_nothing_and_reruns_once(
     home = tmp_path / "home"
     assert run_child(["-c", MIGRATE, str(db)], home, spec) == KILLED, f"{spec} was never reached"
     assert_intact(db)
-    assert version_and_column(db) == (left_at, left_at == 2), spec
+    assert version_and_column(db) == (left_at, left_at == NEXT), spec
     assert run_child(["-c", MIGRATE, str(db)], home) == 0
     assert_migrated_once(db, hashes, spec)
 
@@ -361,6 +364,6 @@ def test_migration_killed_at_random_moments_reruns_once(
         proc.kill()
         proc.wait(timeout=600)
         assert_intact(db)
-        assert version_and_column(db) in ((1, False), (2, True)), f"run {run}"
+        assert version_and_column(db) in ((BASE, False), (NEXT, True)), f"run {run}"
         assert run_child(["-c", MIGRATE, str(db)], home) == 0
         assert_migrated_once(db, hashes, f"run {run} (seed {SEED + 2})")
