@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.hooks import _python3
+
 REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "hooks" / "launch.py"
 
@@ -124,7 +126,7 @@ def session_start_without_cache(
         "hook_event_name": "SessionStart",
         "source": "startup",
     }
-    python3 = _real_python3()
+    python3 = _python3()  # the interpreter `python3` on PATH really is, as benchmarks.hooks runs it
     for i in range(runs + 1):
         _wait_for_worker(root)  # the render the previous run queued: a session starts once
         remove_cache()
@@ -149,13 +151,6 @@ def session_start_without_cache(
         )
         sizes.append(len(context))
     return timings, sizes
-
-
-def _real_python3() -> str:
-    """The interpreter `python3` on PATH really is (a pyenv shim would add its own start-up)."""
-    found = shutil.which("python3") or sys.executable
-    done = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else sys.executable
 
 
 def _wait_for_worker(root: Path, timeout_s: float = 120.0) -> None:

