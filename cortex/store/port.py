@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: every store-touching command imports the port, keep it cheap
+    from cortex.core.code.anchors import Anchor
     from cortex.core.digest import StateDigest
     from cortex.core.model import Edge, Memory, MemoryType, Scope
     from cortex.core.recall.query import TextQuery
@@ -240,6 +241,16 @@ class MemoryStore(Protocol):
     def write_cursor(self, c: CursorRow, at: datetime) -> None: ...
     def get_meta(self, key: str, default: str | None = None) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+
+    # -- code anchors (what a memory saw of the files and symbols it names)
+    def write_anchors(self, memory_id: str, anchors: Sequence[Anchor]) -> None:
+        """Replace the anchors of one memory (none: it names no code now)."""
+
+    def read_anchors(self, ids: Iterable[str] | None = None) -> dict[str, list[Anchor]]:
+        """Anchors by memory id: of `ids` (any status), or of every active memory."""
+
+    def flag_anchors(self, memory_id: str, anchors: Sequence[Anchor], head: str) -> None:
+        """Record that these anchors of a memory were found changed at `head`."""
 
     # -- vectors
     def vector_index(self, embedder_key: str) -> VectorIndex | None: ...

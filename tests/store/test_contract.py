@@ -602,3 +602,26 @@ def test_concurrent_writers_lose_nothing(open_fresh: OpenStore, adapter: str) ->
     assert seqs == list(range(1, len(seqs) + 1))  # gap-free: every writer waited for the last
     hits = store.search_text(TextQuery((f"zq{workers - 1}x{count - 1}",)), 5)
     assert [mid for mid, _ in hits] == [f"{workers - 1:04x}{count - 1:06x}"]
+
+
+def test_anchors_are_replaced_read_by_memory_and_flagged(store: StoreAdmin, make_memory: MakeMemory) -> None:
+    from cortex.core.code.anchors import Anchor
+
+    live, gone = make_memory("Settings in app/config.py reads the URL"), make_memory("the old loader")
+    put(store, live, gone)
+    with store.transaction():
+        store.update_memory(gone, replace(gone, status=Status.ARCHIVED), "test", T0, "archive")
+    file_anchor = Anchor("app/config.py", "", "b" * 40, "c" * 40, T0)
+    symbol_anchor = Anchor("app/config.py", "Settings", "d" * 40, None, T0 + timedelta(hours=1))
+    with store.transaction():
+        store.write_anchors(live.id, [file_anchor])
+        store.write_anchors(live.id, [symbol_anchor, file_anchor])  # replaces, never adds twice
+        store.write_anchors(gone.id, [Anchor("app/load.py", "", "e" * 40, None, T0)])
+    assert store.read_anchors() == {live.id: [file_anchor, symbol_anchor]}  # active memories only
+    assert set(store.read_anchors([live.id, gone.id])) == {live.id, gone.id}
+    with store.transaction():
+        store.flag_anchors(live.id, [symbol_anchor], "f" * 40)
+    assert store.read_anchors([live.id])[live.id] == [file_anchor, replace(symbol_anchor, flagged="f" * 40)]
+    with store.transaction():
+        store.write_anchors(live.id, [])
+    assert store.read_anchors([live.id]) == {}

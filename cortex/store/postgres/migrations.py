@@ -13,7 +13,7 @@ from typing import Any
 
 from cortex.errors import NotACortexStore
 from cortex.shell.failpoints import failpoint
-from cortex.store.postgres import text_search
+from cortex.store.postgres import anchors, text_search
 from cortex.store.postgres.connection import EXTENSION_LOCK, Session
 
 APPLICATION = "cortex"
@@ -119,7 +119,13 @@ def m001_initial(conn: Any) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_initial,)
+def m002_anchors(conn: Any) -> None:
+    """Code anchors: per memory, what it saw of each file and symbol it names (SQLite's schema 4)."""
+    for statement in anchors.SCHEMA:
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_initial, m002_anchors)
 LATEST_VERSION = len(MIGRATIONS)
 
 

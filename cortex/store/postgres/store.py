@@ -16,13 +16,14 @@ from cortex.core.model import Scope
 from cortex.errors import StoreError
 from cortex.store.port import Checkpoint
 from cortex.store.postgres import checkpoint, migrations
+from cortex.store.postgres.anchors import AnchorRows
 from cortex.store.postgres.connection import Session, namespace, redacted, resolve_dsn, schema_name
 from cortex.store.postgres.maintenance import Maintenance
 from cortex.store.postgres.memories import MemoryTable
 from cortex.store.postgres.vectors import VectorMethods
 
 
-class Store(MemoryTable, VectorMethods, Maintenance):
+class Store(MemoryTable, VectorMethods, AnchorRows, Maintenance):
     """One PostgreSQL store (its namespace's schema) and every query cortex runs on it."""
 
     def __init__(self, session: Session, scope: Scope, path: Path) -> None:

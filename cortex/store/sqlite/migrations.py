@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from cortex.errors import NotACortexStore
 from cortex.shell.failpoints import failpoint
-from cortex.store.sqlite import briefing_rows, fts, vector_codes
+from cortex.store.sqlite import anchors, briefing_rows, fts, vector_codes
 from cortex.store.sqlite.connection import APPLICATION_ID, Connection, transaction
 
 
@@ -132,10 +132,17 @@ def m003_vector_codes(conn: Connection) -> None:
             vector_codes.backfill(conn, table)
 
 
+def m004_anchors(conn: Connection) -> None:
+    """Code anchors: per memory, what it saw of each file and symbol it names (`anchors`)."""
+    for statement in anchors.SCHEMA_4:
+        conn.execute(statement)
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_briefing_indexes,
     m003_vector_codes,
+    m004_anchors,
 )
 LATEST_VERSION = len(MIGRATIONS)
 

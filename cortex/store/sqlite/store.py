@@ -15,13 +15,14 @@ from cortex.core.model import Scope
 from cortex.errors import StoreError
 from cortex.store.sqlite import connection as db
 from cortex.store.sqlite import migrations
+from cortex.store.sqlite.anchors import AnchorRows
 from cortex.store.sqlite.briefing_rows import BriefingRows
 from cortex.store.sqlite.maintenance import Maintenance
 from cortex.store.sqlite.memories import MemoryTable
 from cortex.store.sqlite.vector_store import VectorMethods
 
 
-class Store(MemoryTable, VectorMethods, BriefingRows, Maintenance):
+class Store(MemoryTable, VectorMethods, BriefingRows, AnchorRows, Maintenance):
     """One SQLite store (project or global) and every query cortex runs on it."""
 
     def __init__(self, conn: db.Connection, scope: Scope) -> None:

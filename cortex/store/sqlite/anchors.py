@@ -1,0 +1,69 @@
+"""Code anchors of memories (schema 4): what each memory saw of the files and symbols it names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from cortex.core.code.anchors import Anchor
+from cortex.core.serial import format_time, parse_time
+from cortex.store.sqlite.connection import Connection
+
+SCHEMA_4 = (
+    "CREATE TABLE anchors (memory_id TEXT NOT NULL, path TEXT NOT NULL, symbol TEXT NOT NULL, "
+    "hash TEXT NOT NULL, commit_sha TEXT, at TEXT NOT NULL, flagged TEXT, "
+    "PRIMARY KEY (memory_id, path, symbol)) WITHOUT ROWID",
+    "CREATE INDEX anchors_path ON anchors(path)",
+)
+_COLUMNS = "memory_id, path, symbol, hash, commit_sha, at, flagged"
+_CHUNK = 500  # ids per IN (...) list
+
+
+def _anchor(row: Sequence[str | None]) -> tuple[str, Anchor]:
+    at = parse_time(row[5])
+    assert at is not None
+    return str(row[0]), Anchor(str(row[1]), str(row[2]), str(row[3]), row[4], at, row[6])
+
+
+class AnchorRows:
+    """The anchors table of one store."""
+
+    conn: Connection
+
+    def write_anchors(self, memory_id: str, anchors: Sequence[Anchor]) -> None:
+        """Replace the anchors of one memory (none: it names no code now)."""
+        self.conn.execute("DELETE FROM anchors WHERE memory_id = ?", (memory_id,))
+        self.conn.executemany(
+            f"INSERT OR REPLACE INTO anchors ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(memory_id, a.path, a.symbol, a.hash, a.commit, format_time(a.at), a.flagged) for a in anchors],
+        )
+
+    def read_anchors(self, ids: Iterable[str] | None = None) -> dict[str, list[Anchor]]:
+        """Anchors by memory id: of `ids` (any status), or of every active memory."""
+        out: dict[str, list[Anchor]] = {}
+        if ids is None:
+            rows = self.conn.execute(
+                f"SELECT {', '.join('a.' + c.strip() for c in _COLUMNS.split(','))} FROM anchors a "
+                "JOIN memories m ON m.id = a.memory_id WHERE m.status = 'active' "
+                "ORDER BY a.memory_id, a.path, a.symbol"
+            ).fetchall()
+        else:
+            wanted = sorted(set(ids))
+            rows = []
+            for i in range(0, len(wanted), _CHUNK):
+                chunk = wanted[i : i + _CHUNK]
+                rows += self.conn.execute(
+                    f"SELECT {_COLUMNS} FROM anchors WHERE memory_id IN ({','.join('?' * len(chunk))}) "
+                    "ORDER BY memory_id, path, symbol",
+                    chunk,
+                ).fetchall()
+        for row in rows:
+            mid, anchor = _anchor(row)
+            out.setdefault(mid, []).append(anchor)
+        return out
+
+    def flag_anchors(self, memory_id: str, anchors: Sequence[Anchor], head: str) -> None:
+        """Record that these anchors of a memory were found changed at `head`."""
+        self.conn.executemany(
+            "UPDATE anchors SET flagged = ? WHERE memory_id = ? AND path = ? AND symbol = ?",
+            [(head, memory_id, a.path, a.symbol) for a in anchors],
+        )
