@@ -15,7 +15,8 @@ expand_extras() {
     local e out=""
     for e in ${1//,/ }; do
         case "$e" in
-            all) out="$out all local query sentence-transformers rerank hosted mcp team dev" ;;
+            all) out="$out all local query sentence-transformers rerank hosted mcp team code dev" ;;
+            dev) out="$out dev code" ;;
             sentence-transformers) out="$out sentence-transformers local query" ;;
             local) out="$out local query" ;;
             *) out="$out $e" ;;

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from cortex.admin.checks import Check
 from cortex.app import Cortex
-from cortex.backends import choose, rerank, voyage
+from cortex.backends import choose, rerank, treesitter, voyage
 from cortex.backends.anthropic import API_KEY_ENV as ANTHROPIC_KEY_ENV
 from cortex.config import EmbedderName, RerankerName
 
@@ -38,7 +38,19 @@ def backend_checks(cx: Cortex) -> list[Check]:
         f"embedder {embedder_name}, reranker {'flashrank' if rerank_on else 'none'}"
         + ("; offline: nothing leaves this machine" if offline else ""),
     )
-    return [summary, extractor, embedder, reranker]
+    return [summary, extractor, embedder, reranker, _symbols()]
+
+
+def _symbols() -> Check:
+    """Which splitter index-code (and code anchors) use per language; imports no parser."""
+    by_language = treesitter.splitter_by_language()
+    parsed = [lang for lang, how in by_language.items() if how != "regex"]
+    regex = [lang for lang, how in by_language.items() if how == "regex"]
+    if not parsed:
+        detail = "regex splitter for every language (no tree-sitter grammar installed)"
+        return Check("code symbols", "ok", detail, f"{treesitter.INSTALL_HINT} for tree-sitter symbols")
+    detail = f"tree-sitter for {', '.join(parsed)}; regex splitter for {', '.join(regex)}"
+    return Check("code symbols", "ok", detail)
 
 
 def _extractor(cx: Cortex) -> ExtractorCheck:

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from cortex.app import Cortex, new_id
 from cortex.backends.port import Embedder
+from cortex.backends.treesitter import choose_splitter
+from cortex.capture.anchors import anchor_code
 from cortex.capture.embed import embed_memories
 from cortex.capture.write import fast_embedder
 from cortex.core.code.pairing import CodePair, IndexReport, plan_pairs, split_target
-from cortex.core.code.parse import language_for, parse_symbols, top_level
+from cortex.core.code.parse import Splitter, language_for, parse_symbols, top_level
 from cortex.core.model import (
     Candidate,
     Edge,
@@ -199,17 +201,23 @@ def _retire_missing(cx: Cortex, store: MemoryStore, rel: str, keep: set[str]) ->
 
 
 def index_file(
-    cx: Cortex, store: MemoryStore, path: Path, symbol: str | None, report: IndexReport
+    cx: Cortex,
+    store: MemoryStore,
+    path: Path,
+    symbol: str | None,
+    report: IndexReport,
+    split: Splitter = parse_symbols,
 ) -> list[Memory]:
-    """Index one file (or one symbol of it) in one transaction; returns descriptions to embed."""
+    """Index one file (or one symbol of it) in one transaction, split by `split` (tree-sitter or
+    the regex splitter); returns descriptions to embed."""
     rel = _relative(cx, path)
     text, why = read_source(path)
     if text is None:
         report.skipped.append((rel, why))
         return []
-    pairs = plan_pairs(rel, text, symbol)
+    pairs = plan_pairs(rel, text, symbol, split)
     if symbol and not pairs:
-        names = ", ".join(s.qualname for s in top_level(parse_symbols(rel, text))[:12])
+        names = ", ".join(s.qualname for s in top_level(split(rel, text))[:12])
         raise NotFound(f"no symbol {symbol!r} in {rel}", f"symbols there: {names or '(none)'}")
     if symbol and len(pairs) > 1:
         names = ", ".join(p.symbol.qualname for p in pairs)
@@ -245,11 +253,13 @@ def index_code(cx: Cortex, target: str, *, progress: Callable[[int, int], None] 
     files = list(iter_code_files(path)) if path.is_dir() else [path]
     store = cx.write_store(Scope.PROJECT)
     report = IndexReport()
+    split = choose_splitter()  # tree-sitter where a grammar is installed, else the regex splitter
     pending: list[Memory] = []
     for n, file in enumerate(files, 1):
-        pending.extend(index_file(cx, store, file, symbol, report))
+        pending.extend(index_file(cx, store, file, symbol, report, split))
         if progress:
             progress(n, len(files))
+    anchor_code(cx, store, [*report.stored, *report.updated, *report.unchanged])  # as the code is now
     if pending:
         embedder = _embedder(cx, len(pending))
         if embedder is not None:

@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from cortex.core.code.parse import LINE_COMMENT, CodeSymbol, find_symbol, parse_symbols, top_level
+from cortex.core.code.parse import (
+    LINE_COMMENT,
+    CodeSymbol,
+    Splitter,
+    find_symbol,
+    parse_symbols,
+    top_level,
+)
 
 MAX_CODE_CHARS = 20_000  # a symbol longer than this is stored cut, with a pointer to the file
 MAX_DESCRIPTION_CHARS = 1_200
@@ -159,9 +166,11 @@ def render_code(sym: CodeSymbol, path: str) -> str:
     return f"{header}\n{code}"
 
 
-def plan_pairs(path: str, text: str, wanted: str | None = None) -> list[CodePair]:
-    """The code/description pairs for a file, or for one symbol of it (`wanted`)."""
-    symbols = parse_symbols(path, text)
+def plan_pairs(
+    path: str, text: str, wanted: str | None = None, split: Splitter = parse_symbols
+) -> list[CodePair]:
+    """The code/description pairs for a file, or for one symbol of it (`wanted`), split by `split`."""
+    symbols = split(path, text)
     chosen = find_symbol(symbols, wanted) if wanted else top_level(symbols)
     pairs = []
     for sym in chosen:

@@ -1,5 +1,9 @@
 """Split source files into top-level symbols (functions, classes, types) without a parser. Pure.
 
+This is the fallback splitter: where a real parser is installed, a use case passes its
+`Splitter` instead, and `symbols_from_spans` turns that parser's spans into the same
+`CodeSymbol`s (signature, doc, code) by the same rules as here.
+
 Python is read by indentation, with a small scanner that knows where strings, comments and
 brackets are, so docstrings and multi-line signatures never confuse it. Brace languages are
 split at definitions that start in column 0: each runs to the next line that starts in
@@ -10,6 +14,7 @@ definition become one `module` symbol.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 LANGUAGES: dict[str, str] = {
@@ -62,6 +67,23 @@ class CodeSymbol:
     doc: str
     code: str
     children: tuple[str, ...] = ()  # method names of a class
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolSpan:
+    """Where a parser found one symbol; lines are 1-based and inclusive."""
+
+    name: str
+    qualname: str
+    kind: str  # function | class | method | type | impl
+    start_line: int  # its first line, decorators and attributes included (not comments above)
+    def_line: int  # the line that names it (the signature starts here)
+    end_line: int
+    owner: str = ""  # the qualname of the class a method belongs to
+
+
+# (path, text) -> the file's symbols: parse_symbols here, or a real parser chosen by a use case.
+Splitter = Callable[[str, str], list["CodeSymbol"]]
 
 
 def language_for(path: str) -> str | None:
@@ -237,6 +259,14 @@ def _generic_symbols(lines: list[str], language: str) -> list[CodeSymbol]:
     return out
 
 
+def _module_symbol(path: str, text: str, language: str, lines: list[str]) -> CodeSymbol:
+    doc = ""
+    if language == "python":
+        doc = _python_doc(lines, _scan_python(lines), 0, len(lines) - 1) if lines else ""
+    name = path.rsplit("/", 1)[-1]
+    return CodeSymbol(name, name, "module", language, 1, max(len(lines), 1), name, doc, text)
+
+
 def parse_symbols(path: str, text: str) -> list[CodeSymbol]:
     """The symbols of a file (Python: also methods, after their class); a module if none."""
     language = language_for(path) or "text"
@@ -246,13 +276,36 @@ def parse_symbols(path: str, text: str) -> list[CodeSymbol]:
         found = _python_symbols(lines, starts, 0, len(lines), "")
     else:
         found = _generic_symbols(lines, language)
-    if found:
-        return found
-    doc = ""
-    if language == "python":
-        doc = _python_doc(lines, _scan_python(lines), 0, len(lines) - 1) if lines else ""
-    name = path.rsplit("/", 1)[-1]
-    return [CodeSymbol(name, name, "module", language, 1, max(len(lines), 1), name, doc, text)]
+    return found or [_module_symbol(path, text, language, lines)]
+
+
+def symbols_from_spans(path: str, text: str, spans: list[SymbolSpan]) -> list[CodeSymbol]:
+    """A parser's spans as `CodeSymbol`s, with signature, doc and code taken as `parse_symbols`
+    takes them (a doc comment directly above a symbol belongs to it); a module if none."""
+    language = language_for(path) or "text"
+    lines = text.splitlines()
+    comment = LINE_COMMENT.get(language, "//")
+    starts = _scan_python(lines) if language == "python" else []
+    out: list[CodeSymbol] = []
+    for span in spans:
+        first, last, head = span.start_line - 1, min(span.end_line, len(lines)) - 1, span.def_line - 1
+        if not 0 <= first <= head <= last:
+            continue
+        if language == "python":
+            signature = _python_header(lines, starts, head, last)
+            doc = _python_doc(lines, starts, head + 1, last)
+        else:
+            first, doc = _doc_comment(lines, first, comment)
+            signature = lines[head].strip().rstrip("{").strip()
+        children = tuple(s.name for s in spans if s.kind == "method" and s.owner == span.qualname)
+        code = "\n".join(lines[first : last + 1])
+        out.append(
+            CodeSymbol(
+                span.name, span.qualname, span.kind, language, first + 1, last + 1, signature, doc, code,
+                children if span.kind != "method" else (),
+            )
+        )  # fmt: skip
+    return out or [_module_symbol(path, text, language, lines)]
 
 
 def top_level(symbols: list[CodeSymbol]) -> list[CodeSymbol]:
