@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,6 +78,30 @@ def _connect_team(cx: Cortex) -> TeamLink:
     return TeamLink(True, key, store, "")
 
 
+class _Loading:
+    """One call run on a daemon thread; result() waits and returns its value or raises its error."""
+
+    def __init__(self, call: Callable[[], Choice[Embedder]]) -> None:
+        self._call = call
+        self._value: Choice[Embedder] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="cortex-load-embedder", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._call()
+        except BaseException as exc:  # handed to the waiting caller, raised there
+            self._error = exc
+
+    def result(self) -> Choice[Embedder]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
 class Cortex:
     """Everything a use case needs for one project; opens stores and models lazily."""
 
@@ -99,6 +124,7 @@ class Cortex:
         self._team: TeamLink | None = None
         self._team_tried = 0.0
         self._query_embedder = query_embedder
+        self._query_loading: _Loading | None = None
         self._bulk_embedder = bulk_embedder
         self._reranker = reranker
 
@@ -231,9 +257,25 @@ class Cortex:
     # Which backend, and why, is decided in backends.choose; the context only keeps what it chose.
     def query_embedder(self) -> Choice[Embedder]:
         """The embedder for queries, chosen on first use: cheap to load before fast per text."""
+        if self._query_embedder is None and self._query_loading is not None:
+            self._query_embedder = self._query_loading.result()
+            self._query_loading = None
         if self._query_embedder is None:
             self._query_embedder = choose.choose_embedder(self.settings, self.paths, choose.Purpose.QUERY)
         return self._query_embedder
+
+    def start_loading_query_embedder(self) -> None:
+        """Begin loading the query embedder on a thread, for a caller that will embed a query soon.
+
+        Building an ONNX session runs outside the interpreter lock, so a cold `cortex recall`
+        opens its stores and runs its keyword search meanwhile; query_embedder() waits for it.
+        Only when the load is cheap (an ONNX export): a slow first load stays in plain sight."""
+        if self._query_embedder is not None or self._query_loading is not None:
+            return
+        if choose.query_embedder_is_cheap(self.settings, self.paths):
+            self._query_loading = _Loading(
+                lambda: choose.choose_embedder(self.settings, self.paths, choose.Purpose.QUERY)
+            )
 
     def bulk_embedder(self) -> Choice[Embedder]:
         """The embedder for many documents, chosen on first use: fast per text before cheap to load."""

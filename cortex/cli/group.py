@@ -73,10 +73,15 @@ class CortexGroup(click.Group):
                 raise
             exit_quietly()
 
+    finished: str | None = None  # the command that ran to its end in this process, if any
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; turn errors into a message and an exit code."""
+        self.finished = None
         try:
-            return super().invoke(ctx)
+            value = super().invoke(ctx)
+            self.finished = ctx.invoked_subcommand
+            return value
         except BrokenPipeError as exc:
             if stdout_is_a_pipe():
                 exit_quietly()

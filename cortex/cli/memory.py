@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 
 import click
@@ -186,10 +187,13 @@ def recall(
     nothing is relevant enough, it says "Nothing relevant in memory" rather than guess.
     Each result shows its id (for `cortex get`/`forget`), type, date, branch and source.
     """
-    cx = cortex_of(ctx)
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty")
+    # One query needs no BLAS thread pool: numpy, imported next, then starts none (~20 ms saved).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    cx = cortex_of(ctx)
+    cx.start_loading_query_embedder()  # the model loads while the stores open and keywords search
     from cortex.core.recall.decide import RecallRequest
     from cortex.recall.search import recall as run_recall
     from cortex.recall.search import render_result
