@@ -23,7 +23,6 @@ from cortex.cli import (
     scrub,
     serve,
     setup,
-    stats,
     team,
 )
 from cortex.cli.group import CortexGroup, cli, exit_quietly
@@ -41,7 +40,6 @@ COMMANDS: tuple[click.Command, ...] = (
     admin.status,
     admin.doctor,
     audit.audit,
-    stats.stats,
     admin.backfill,
     setup.init,
     setup.upgrade,
