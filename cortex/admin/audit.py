@@ -3,9 +3,10 @@
 Integrity: the keyword index agrees with the memories, every live memory has a vector in each
 vector index, no edge points at a memory the store lacks, and the journal replays to the live
 state. Content health: duplicates, junk, secrets (the write path's redaction), never-used
-memories (`core/lifecycle/health.py`). `--fix` takes a checkpoint, then rebuilds the keyword
-index, embeds the memories missing a vector (when the embedder of that index is available) and
-deletes dangling edges (journaled); memories themselves are never changed by an audit.
+memories (`core/lifecycle/health.py`), and stale ones (code anchors changed at HEAD). `--fix`
+takes a checkpoint, then rebuilds the keyword index, embeds the memories missing a vector (when
+the embedder of that index is available) and deletes dangling edges (journaled); memories
+themselves are never changed by an audit.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cortex.app import Cortex
+from cortex.briefing.anchors import anchor_checks, cache_path, marks
 from cortex.capture.embed import write_embeddings
 from cortex.core.lifecycle.health import Health, content_health
 from cortex.core.model import Scope
@@ -116,6 +118,14 @@ def _fix(cx: Cortex, store: StoreAdmin, found: StoreAudit) -> tuple[list[str], l
     return fixed, notes, cp.name
 
 
+def stale_memories(cx: Cortex, store: StoreAdmin) -> dict[str, str]:
+    """Active memories of a project store whose code anchors changed at HEAD -> their mark."""
+    if store.scope is not Scope.PROJECT:
+        return {}
+    checks = anchor_checks(cx.paths.root, [store], None, cache_path(cx.paths.briefing_dir))
+    return dict(sorted(marks(checks).items()))
+
+
 def audit(cx: Cortex, *, fix: bool = False) -> list[StoreAudit]:
     """Audit every existing store; with `fix`, repair the derivable problems and audit again."""
     reports = []
@@ -125,5 +135,6 @@ def audit(cx: Cortex, *, fix: bool = False) -> list[StoreAudit]:
             fixed, notes, checkpoint = _fix(cx, store, found)
             found = audit_store(store)
             found.fixed, found.notes, found.checkpoint = fixed, notes, checkpoint
+        found.health.stale = stale_memories(cx, store)
         reports.append(found)
     return reports

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from cortex.app import Cortex
+from cortex.briefing.anchors import anchor_checks, cache_path, marks
 from cortex.briefing.gather import Pool, read_pool
 from cortex.briefing.stale import read_stale_ids
 from cortex.core.briefing.compose import Briefing, BriefingPart, render_briefings
-from cortex.core.model import Memory, MemoryType, Status
+from cortex.core.briefing.text import MAX_STALE_LISTED
+from cortex.core.model import Memory, MemoryType, Scope, Status
 from cortex.core.recall.ranking import BriefingWeights
 from cortex.core.serial import format_time
 from cortex.errors import CortexError
@@ -112,6 +114,7 @@ def render_current(cx: Cortex, *, cwd: Path | None = None, indexed: bool = True)
         facts, total = None, len(memories)
     else:
         memories, stale, facts, total = pool.memories, pool.stale, pool.facts, pool.total
+    notes, memories = _code_notes(cx, memories)
     parts = render_briefings(
         memories,
         now=cx.now(),
@@ -121,8 +124,32 @@ def render_current(cx: Cortex, *, cwd: Path | None = None, indexed: bool = True)
         weights=_weights(cx),
         stale=stale,
         facts=facts,
+        notes=notes,
     )
     return Rendered(head.name, _session_dir(cx, cwd), head.sha, parts, stale, total)
+
+
+def _code_notes(cx: Cortex, memories: list[Memory]) -> tuple[dict[str, str], list[Memory]]:
+    """What the anchors of the project's briefed memories say at HEAD (id -> "may be stale: ..."),
+    and `memories` with the first few marked ones it lacks (the briefing lists them)."""
+    store = cx.store(Scope.PROJECT, create=False)
+    if store is None:
+        return {}, memories
+    try:
+        checks = anchor_checks(cx.paths.root, [store], None, cache_path(cx.paths.briefing_dir))
+    except Exception as exc:  # a check, never a reason to lose the briefing
+        log.warning("code anchors not checked: %s", exc)
+        return {}, memories
+    marked = store.get_many(sorted(checks)) if checks else {}
+    briefed = {
+        m.id: m for m in marked.values() if m.status is Status.ACTIVE and m.type.value in BRIEFED_TYPES
+    }
+    notes = {mid: text for mid, text in marks(checks).items() if mid in briefed}
+    have = {m.id for m in memories}
+    newest = sorted(
+        (briefed[i] for i in notes if i not in have), key=lambda m: (m.created, m.id), reverse=True
+    )
+    return notes, [*memories, *newest[:MAX_STALE_LISTED]]
 
 
 def _read_pool(cx: Cortex, branch: str | None) -> Pool | None:

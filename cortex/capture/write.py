@@ -13,13 +13,14 @@ from dataclasses import replace
 
 from cortex.app import Cortex
 from cortex.backends.port import Embedder
+from cortex.capture.anchors import record_quietly
 from cortex.capture.apply import apply_plan
 from cortex.capture.embed import embed_memories, memory_text
 from cortex.core.model import Candidate, Scope, Source
 from cortex.core.recall import query
 from cortex.core.text import content_hash, jaccard, word_set
 from cortex.core.write import gate
-from cortex.core.write.apply import WriteOutcome
+from cortex.core.write.apply import WriteEffect, WriteOutcome
 from cortex.core.write.sanitise import sanitise_candidate
 from cortex.errors import InputError
 from cortex.store.port import MemoryStore
@@ -146,6 +147,8 @@ def write_batch(
         out.append(apply_plan(cx, store, cand, plan, source, now))
     return out
 
+    if outcome.action in (WriteEffect.STORED, WriteEffect.REINFORCED):
+        record_quietly(cx, store, [outcome.memory])  # what it says of the code, as the code is now
 
 # -- embedders ---------------------------------------------------------------------------------
 def fast_embedder(cx: Cortex) -> Embedder | None:

@@ -16,10 +16,11 @@ def audit(ctx: click.Context, fix: bool, as_json: bool) -> None:
 
     Integrity: the keyword index against the memories, the vectors of each index, edges that
     point at missing memories, and the journal replayed against the live state. Health: the
-    duplicate, junk (empty, fragmentary, boilerplate, tool noise), secret and never-used
-    rates. With --fix a checkpoint is taken, then the keyword index is rebuilt, missing vectors
-    embedded (when the index's model is available) and dangling edges deleted. Exits 1 while
-    an integrity problem remains.
+    duplicate, junk (empty, fragmentary, boilerplate, tool noise), secret, never-used and
+    stale (code a memory names changed or gone at HEAD) rates. With --fix a checkpoint is
+    taken, then the keyword index is rebuilt, missing vectors embedded (when the index's
+    model is available) and dangling edges deleted. Exits 1 while an integrity problem
+    remains.
     """
     from cortex.admin.audit import audit as run_audit
     from cortex.core.output.documents import audit_to_dict
@@ -40,7 +41,8 @@ def audit(ctx: click.Context, fix: bool, as_json: bool) -> None:
             click.echo(
                 f"  duplicates {len(h.duplicates)} pair(s) ({h.rate(len(h.duplicate_ids)):.1%}), "
                 f"junk {len(h.junk)} ({h.rate(len(h.junk)):.1%}), secrets {len(h.secrets)}, "
-                f"never used {len(h.never_used)} ({h.rate(len(h.never_used)):.1%})"
+                f"never used {len(h.never_used)} ({h.rate(len(h.never_used)):.1%}), "
+                f"stale {len(h.stale)} ({h.rate(len(h.stale)):.1%})"
             )
             for a, b in h.duplicates[:10]:
                 click.echo(f"    duplicate {a} ~ {b}")
@@ -48,6 +50,8 @@ def audit(ctx: click.Context, fix: bool, as_json: bool) -> None:
                 click.echo(f"    junk ({kind}) {mid}")
             for mid in h.secrets[:10]:
                 click.echo(f"    secret in {mid}: `cortex scrub` redacts it")
+            for mid, mark in list(h.stale.items())[:10]:
+                click.echo(f"    {mid} {mark}")
             if r.checkpoint:
                 click.echo(f"  checkpoint {r.checkpoint} taken before fixing")
             for line in r.fixed:

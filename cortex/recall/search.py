@@ -45,6 +45,7 @@ def render_result(result: RecallResult) -> str:
         abstained=result.abstained,
         reason=result.reason,
         dropped=result.dropped_by_budget,
+        stale=result.stale,
     )
 
 
@@ -78,6 +79,28 @@ def _edges_to_depth(store: MemoryStore, starts: Sequence[str]) -> list[Edge]:
     ring = {e.source for e in first} | {e.target for e in first}
     second = store.edges(sorted(ring - set(starts)), status="active") if ring else []
     return list({(e.source, e.target, e.type): e for e in [*first, *second]}.values())
+
+
+def stale_marks(cx: Cortex, stores: Sequence[MemoryStore], hits: Sequence[Hit]) -> dict[str, str]:
+    """Hit id -> what its code anchors say at HEAD ("may be stale: ..."), or "stale: file gone"
+    when every file it names is gone (as the briefing marks it)."""
+    project = [s for s in stores if s.scope is Scope.PROJECT]
+    mine = [h.memory for h in hits if h.memory.scope is Scope.PROJECT]
+    if not project or not mine:
+        return {}
+    from cortex.briefing.anchors import anchor_checks, cache_path, marks
+    from cortex.briefing.stale import read_stale_ids
+
+    root = cx.paths.root
+    try:
+        out = marks(anchor_checks(root, project, [m.id for m in mine], cache_path(cx.paths.briefing_dir)))
+        with_files = [m for m in mine if m.source.files and m.id not in out]
+        for mid in sorted(read_stale_ids(root, with_files)) if with_files else ():
+            out[mid] = "stale: file gone"
+    except Exception as exc:  # a mark is a courtesy; never fail a recall for it
+        log.warning("stale marks skipped: %s", exc)
+        return {}
+    return out
 
 
 def _apply_access(cx: Cortex, hits: Sequence[Hit]) -> None:
@@ -202,6 +225,7 @@ def _recall(
     plan = plan_recall(req, pool.got, now, gathering.similarity(pool), params)
     got, notes, mode = pool.got, [*pool.notes, *team_notes], pool.mode
     hits = _expand(stores, plan, got) if plan.hits else []
+    stale = stale_marks(cx, stores, hits)
     if record and hits:
         try:
             _apply_access(cx, hits)
@@ -220,4 +244,5 @@ def _recall(
         {"gather": (gathered_at - started) * 1000, "total": (done - started) * 1000},
         {"best_cosine": plan.best_cosine, "best_coverage": plan.best_coverage},
         team,
+        stale,
     )

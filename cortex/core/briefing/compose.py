@@ -21,6 +21,7 @@ from cortex.core.briefing.text import (
     MAX_STALE_LISTED,
     SECTION_TITLES,
     find_last_session,
+    render_changed_line,
     render_entry,
     render_header,
     render_last_session_line,
@@ -40,6 +41,7 @@ MAX_STALE_IDS = 100  # stale ids a part lists (a store can hold thousands); it c
 MAX_EDIT_NOTES = 3  # "Edited a.py, b.py" notes: where the work was lately, not a history
 PINNED_MAX_SHARE = 0.5  # pinned notes lead, but cannot crowd out every type
 DEFAULT_WEIGHTS = BriefingWeights()
+_NO_NOTES: Mapping[str, str] = {}
 
 
 class BriefingPart(StrEnum):
@@ -190,6 +192,7 @@ def _render_part(
     weights: BriefingWeights,
     stale: Collection[str],
     facts: StoreFacts | None,
+    notes: Mapping[str, str] = _NO_NOTES,
 ) -> Briefing:
     clock = now if weights.recency else None  # without a recency weight `now` only costs time
     max_log = facts.max_log_access[part] if facts else None
@@ -206,9 +209,22 @@ def _render_part(
         flagged_count = len(flagged)
     first = set(flagged[:MAX_STALE_LISTED])
     listed = [m for m in memories if m.id in first]
-    preamble = [render_last_session_line(last), render_stale_line(listed, flagged_count)] if marks else []
+    changed = [m for m in memories if m.id in notes and m.id not in stale]  # code changed under them
+    changed_count = sum(1 for i in notes if i not in stale)
+    preamble = (
+        [
+            render_last_session_line(last),
+            render_stale_line(listed, flagged_count),
+            render_changed_line(changed, changed_count, notes),
+        ]
+        if marks
+        else []
+    )
     header = render_header(part.value, None if part is BriefingPart.STABLE else branch)
-    entries = {m.id: render_entry(m, stale=marks and m.id in stale) for m in candidates}
+    entries = {
+        m.id: render_entry(m, stale=marks and m.id in stale, note=notes.get(m.id, "") if marks else "")
+        for m in candidates
+    }
     present = {BUCKET_OF[m.type] for m in candidates}
     buckets = ["pinned", *(b for b in PART_BUCKETS[part] if b in present)]
 
@@ -264,13 +280,16 @@ def render_briefings(
     stale: Collection[str] = frozenset(),
     parts: Collection[BriefingPart | str] = tuple(BriefingPart),
     facts: StoreFacts | None = None,
+    notes: Mapping[str, str] = _NO_NOTES,
 ) -> dict[BriefingPart, Briefing]:
     """Render the requested parts at once (moment needs stable's size, so it is shared).
 
     Without `facts`, `memories` are all the active memories there are. With them, `memories`
     may be only those the render could reach (per part and bucket, every memory ranked up to
     where `plan_candidates` stops taking more, the latest edit notes, the first stale memories,
-    in store order), and the text is the same as from all of them.
+    in store order), and the text is the same as from all of them. `notes`: memory id -> what its
+    code anchors say ("may be stale: ..."), for every active memory marked (`moment` and `full`
+    show it on the entry and list the first few, like stale ones).
     """
     wanted = {BriefingPart(p) for p in parts}
     max_chars = min(max(max_chars, 0), MAX_BRIEFING_CHARS)
@@ -287,6 +306,7 @@ def render_briefings(
             weights=weights,
             stale=stale,
             facts=facts,
+            notes=notes,
         )
 
     out: dict[BriefingPart, Briefing] = {}

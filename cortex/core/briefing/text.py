@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from cortex.core.budget import truncation_note
@@ -18,6 +18,7 @@ MAX_STALE_LISTED = 5
 MAX_LISTED_PATH_CHARS = 60
 MAX_FIELD_CHARS = 200  # a branch, path or id shown in the briefing
 STALE_MARK = "(stale: file gone)"
+MAX_NOTE_CHARS = 240  # a code-anchor mark
 # Claude Code labels the rules file "project instructions", so the header says plainly what
 # these lines are, as a statement of fact rather than an order (which can trip injection guards).
 DISCLAIMER = (
@@ -39,13 +40,14 @@ _WS = re.compile(r"\s+")
 
 
 @functools.lru_cache(maxsize=4096)  # each part of a render shows many of the same notes
-def render_entry(memory: Memory, *, stale: bool) -> str:
-    """One memory as attributed data: `- id · type · date · source`, then its text, shortened."""
+def render_entry(memory: Memory, *, stale: bool, note: str = "") -> str:
+    """One memory as attributed data: `- id · type · date · source`, then its text, shortened.
+    `note`: what its code anchors say ("may be stale: ..."), shown unless its files are gone."""
     text = _WS.sub(" ", memory.content).strip()
     if len(text) > MAX_ENTRY_CHARS:
         cut = text[: MAX_ENTRY_CHARS - 1].rsplit(" ", 1)[0]
         text = (cut or text[: MAX_ENTRY_CHARS - 1]) + "…"
-    mark = f" {STALE_MARK}" if stale else ""
+    mark = f" {STALE_MARK}" if stale else (f" ({display_field(note, MAX_NOTE_CHARS)})" if note else "")
     return f"- {attribution(_displayable(memory))}{mark}\n  {text}"
 
 
@@ -86,6 +88,19 @@ def render_stale_line(first: Sequence[Memory], count: int) -> str:
     )
     more = f" and {count - MAX_STALE_LISTED} more" if count > MAX_STALE_LISTED else ""
     return f"Stale: {count} note(s) refer to files gone at HEAD: {listed}{more}."
+
+
+def render_changed_line(first: Sequence[Memory], count: int, notes: Mapping[str, str]) -> str:
+    """`Code changed since N note(s) were written: id (may be stale: ...); …`; empty when none.
+    `first`: the first marked memories (only `MAX_STALE_LISTED` are listed); `count`: all."""
+    if not count:
+        return ""
+    listed = "; ".join(
+        f"{display_field(m.id, MAX_FIELD_CHARS)} ({display_field(notes[m.id], MAX_NOTE_CHARS)})"
+        for m in first[:MAX_STALE_LISTED]
+    )
+    more = f" and {count - MAX_STALE_LISTED} more" if count > MAX_STALE_LISTED else ""
+    return f"Code changed since {count} note(s) were written: {listed}{more}."
 
 
 def find_last_session(memories: Sequence[Memory]) -> tuple[Memory, int] | None:

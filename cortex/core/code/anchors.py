@@ -130,9 +130,8 @@ def is_gone(checks: Sequence[AnchorCheck]) -> bool:
 def _after(check: AnchorCheck) -> str:
     if check.when is None:
         return "since this note"
+    # A commit after the note's in history; its time has whole seconds and may lag a clock.
     seconds = (check.when - check.anchor.at).total_seconds()
-    if seconds < 0:
-        return "before this note was last checked"
     for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
         if seconds >= size:
             n = int(seconds // size)

@@ -4,7 +4,8 @@
 gate would have merged (same type, word Jaccard at the near-duplicate threshold, nothing
 distinguishing differs); junk is an empty or fragmentary text, boilerplate, or tool noise;
 a secret is what the write path's redaction would change today; never used is a memory no
-recall or briefing has counted.
+recall or briefing has counted; stale is a memory whose code anchors changed at HEAD (filled in
+by the audit, which asks git).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Health:
         return round(n / self.memories, 4) if self.memories else 0.0
 
     @property
+    stale: dict[str, str] = field(default_factory=dict)  # id -> what its code anchors say at HEAD
     def duplicate_ids(self) -> set[str]:
         return {i for pair in self.duplicates for i in pair}
 

@@ -121,6 +121,7 @@ class RecallResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     evidence: dict[str, float | None] = field(default_factory=dict)  # what the floors were applied to
     team: str = "off"  # the team store: "merged", "unreachable" (local results only) or "off"
+    stale: dict[str, str] = field(default_factory=dict)  # hit id -> "may be stale: ..." / "stale: ..."
 
 
 def _allowed(m: Memory, req: RecallRequest) -> bool:

@@ -68,7 +68,8 @@ def test_recall_result() -> None:
     assert doc["mode"] == "keyword-only" and type(doc["mode"]) is str
     assert doc["team"] == "off"  # no team store configured
     (h,) = doc["hits"]
-    assert list(h) == ["score", "store", "signals", "memory", "code", "see_also"]
+    assert list(h) == ["score", "store", "signals", "memory", "code", "see_also", "stale"]
+    assert h["stale"] is None  # fresh; else what its code anchors say ("may be stale: ...")
     assert h["store"] == "project" and h["code"] == [memory_to_dict(OTHER)] and h["see_also"] == ["m3"]
     roundtrips(doc)
 

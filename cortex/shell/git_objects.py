@@ -1,0 +1,70 @@
+"""What git's object store says about files at a revision: blob ids, contents, the commit that
+last changed a path, renames. Each answers None when git cannot (see `cortex.shell.git`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cortex.shell.git import GIT_TIMEOUT_S, run_git
+
+
+def read_blob_ids(root: Path, rev: str, paths: Iterable[str]) -> dict[str, str | None] | None:
+    """Each of `paths` (relative to the top level) -> its blob id at `rev` (None: not a file
+    there); one git process for any number of paths. None when git cannot answer."""
+    wanted = [p for p in dict.fromkeys(paths) if p and "\n" not in p]
+    if not wanted:
+        return {}
+    out = run_git(
+        root,
+        "cat-file",
+        "--batch-check=%(objectname) %(objecttype)",
+        stdin_text="".join(f"{rev}:{p}\n" for p in wanted),
+        timeout_s=GIT_TIMEOUT_S * 5,
+    )
+    if out is None:
+        return None
+    answers = out.split("\n")
+    if len(answers) != len(wanted):
+        return None
+    found: dict[str, str | None] = {}
+    for path, answer in zip(wanted, answers, strict=True):
+        sha, _, kind = answer.partition(" ")
+        found[path] = sha if kind == "blob" else None
+    return found
+
+
+def read_blob_text(root: Path, blob: str) -> str | None:
+    """A blob's text (None when git does not have it or cannot say)."""
+    return run_git(root, "cat-file", "blob", blob, timeout_s=GIT_TIMEOUT_S * 2)
+
+
+def read_last_change(root: Path, path: str, since: str | None) -> tuple[str, datetime] | None:
+    """The newest commit reachable from HEAD (and, given `since`, not from it) that touched
+    `path`, with its committer time; None when there is none or git cannot say."""
+    out = run_git(root, "log", "-1", "--format=%H%x1f%ct", f"{since}..HEAD", "--", path) if since else None
+    if out is None:  # no `since`, or git no longer knows it (a rebase, a shallow clone)
+        out = run_git(root, "log", "-1", "--format=%H%x1f%ct", "HEAD", "--", path)
+    if not out or "\x1f" not in out:
+        return None
+    sha, _, stamp = out.partition("\x1f")
+    return sha, datetime.fromtimestamp(int(stamp), tz=UTC)
+
+
+def read_renamed_to(root: Path, commit: str, path: str) -> str | None:
+    """Where `commit` moved `path` to, when it renamed it (git's rename detection)."""
+    out = run_git(root, "diff-tree", "-r", "-M", "--no-commit-id", "--name-status", "-z", commit)
+    if not out:
+        return None
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields):
+        status = fields[i]
+        if status.startswith(("R", "C")) and i + 2 < len(fields):
+            if fields[i + 1] == path and status.startswith("R"):
+                return fields[i + 2]
+            i += 3
+        else:
+            i += 2
+    return None
