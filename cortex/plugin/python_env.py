@@ -9,14 +9,12 @@ this plugin's code first on PYTHONPATH, so hooks, worker and CLI always run one 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
-import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from cortex.shell.files import read_text
 
@@ -27,8 +25,7 @@ MARKER = "installed.json"  # inside the venv: removing the venv removes the mark
 CLI_MODULES = ("click",)
 
 
-@dataclass(frozen=True, slots=True)
-class PythonChoice:
+class PythonChoice(NamedTuple):  # not a dataclass: `dataclasses` costs every hook ~15 ms to import
     """An interpreter to run cortex with, and where it was found."""
 
     path: str
@@ -108,6 +105,8 @@ def _site_dirs() -> list[str]:
 def _has_cli_modules() -> bool:
     # find_spec of a top-level name locates it without importing it (the hook must stay light).
     if not sys.flags.no_site:
+        import importlib.util
+
         return all(importlib.util.find_spec(name) is not None for name in CLI_MODULES)
     from importlib.machinery import PathFinder
 
@@ -125,6 +124,8 @@ def find_python(env: Mapping[str, str]) -> PythonChoice | None:
         marker = read_marker(data)
         if marker is not None and marker.get("cli") is not False:
             return PythonChoice(str(venv_python(data / VENV_DIR)), "plugin venv")
+    import shutil  # only here: neither CORTEX_PYTHON nor the plugin venv answered
+
     script = shutil.which("cortex", path=env.get("PATH"))
     if script:
         python = _script_python(script)

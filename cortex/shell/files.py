@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,8 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
     """Write via a temp file in the same directory + rename, so readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    import tempfile  # a write: the hooks that only read never pay for its import
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
