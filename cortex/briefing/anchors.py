@@ -31,13 +31,15 @@ from cortex.store.port import MemoryStore
 log = logging.getLogger("cortex.briefing.anchors")
 
 CACHE_FILE = "anchors.json"
-MAX_SYMBOL_FILES = 2_000  # files whose symbol hashes the cache keeps (by blob id)
+MAX_SYMBOL_FILES = 2_000  # changed files whose symbol hashes the cache keeps (by blob id)
+MAX_VERDICTS = 50_000  # verdicts kept across HEADs (by anchor and the blob it was judged at)
 Verdict = tuple[str, str | None, float | None, str | None]  # state, commit, unix time, renamed to
 
 
 @dataclass
 class HeadCache:
-    """What git said at one HEAD: blob ids by path, verdicts by anchor; symbol hashes by blob."""
+    """Blob ids by path at one HEAD; verdicts by anchor and the blob they were judged at, and
+    symbol hashes by blob id, both valid at any HEAD."""
 
     head: str
     blobs: dict[str, str | None] = field(default_factory=dict)
@@ -51,16 +53,18 @@ class HeadCache:
             data = json.loads(path.read_text(encoding="utf-8")) if path else {}
         except (OSError, ValueError):
             data = {}
-        symbols = data.get("symbols") if isinstance(data.get("symbols"), dict) else {}
-        if not isinstance(data, dict) or data.get("head") != head:
-            return cls(head, symbols=symbols or {})
-        return cls(head, data.get("blobs") or {}, data.get("verdicts") or {}, symbols or {})
+        if not isinstance(data, dict):
+            data = {}
+        verdicts = {k: tuple(v) for k, v in (data.get("verdicts") or {}).items()}
+        blobs = (data.get("blobs") or {}) if data.get("head") == head else {}
+        return cls(head, blobs, verdicts, data.get("symbols") or {})
 
     def save(self, path: Path | None) -> None:
         if path is None or not self.dirty:
             return
         symbols = dict(list(self.symbols.items())[-MAX_SYMBOL_FILES:])
-        body = {"head": self.head, "blobs": self.blobs, "verdicts": self.verdicts, "symbols": symbols}
+        verdicts = dict(list(self.verdicts.items())[-MAX_VERDICTS:])
+        body = {"head": self.head, "blobs": self.blobs, "verdicts": verdicts, "symbols": symbols}
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,14 +74,17 @@ class HeadCache:
             log.debug("anchor cache not written: %s", exc)
 
 
-def _key(a: Anchor) -> str:
-    return "\x1f".join((a.path, a.symbol, a.hash, a.commit or ""))
+def _key(a: Anchor, blob: str | None, present: bool) -> str:
+    at = blob or ("+" if present else "-")  # gone at HEAD: in the work tree still, or not
+    return "\x1f".join((a.path, a.symbol, a.hash, a.commit or "", at))
 
 
 class _Checker:
     def __init__(self, root: Path, cache: HeadCache) -> None:
         self.root = root
         self.cache = cache
+        self.changes: dict[tuple[str, str | None], tuple[str, datetime] | None] = {}
+        self.renames: dict[tuple[str, str], str | None] = {}
 
     def blobs(self, paths: Iterable[str]) -> None:
         missing = sorted({p for p in paths if p not in self.cache.blobs})
@@ -89,58 +96,76 @@ class _Checker:
         self.cache.blobs.update(found)
         self.cache.dirty = True
 
-    def symbol_hashes(self, path: str, blob: str) -> dict[str, str] | None:
-        if blob not in self.cache.symbols:
-            text = git_objects.read_blob_text(self.root, blob)
-            if text is None:
-                return None
+    def settled(self, a: Anchor) -> bool:
+        """Fresh without a look inside: the file is the blob the anchor saw."""
+        blob = self.cache.blobs.get(a.path)
+        return blob is not None and blob == (a.blob or (a.hash if not a.symbol else None))
+
+    def read_symbols(self, anchors: Iterable[Anchor]) -> None:
+        """Symbol hashes of the changed files that symbol anchors need (one git process)."""
+        need = {}
+        for a in anchors:
+            blob = self.cache.blobs.get(a.path)
+            if a.symbol and blob and blob not in self.cache.symbols and not self.settled(a):
+                need[blob] = a.path
+        if not need:
+            return
+        for blob, text in git_objects.read_blob_texts(self.root, need).items():
             hashes: dict[str, str] = {}
-            for s in parse_symbols(path, text):
+            for s in parse_symbols(need[blob], text):
                 hashes.setdefault(s.qualname, symbol_hash(s.code))
                 hashes.setdefault(s.name, symbol_hash(s.code))
             self.cache.symbols[blob] = hashes
             self.cache.dirty = True
-        return self.cache.symbols[blob]
 
     def verdict(self, a: Anchor) -> Verdict | None:
-        key = _key(a)
-        if key in self.cache.verdicts:
-            return self.cache.verdicts[key]
         if a.path not in self.cache.blobs:
             return None  # git could not say
+        if self.settled(a):
+            return (AnchorState.FRESH.value, None, None, None)
         blob = self.cache.blobs[a.path]
+        present = blob is None and (self.root / a.path).exists()
+        key = _key(a, blob, present)
+        if key in self.cache.verdicts:
+            return self.cache.verdicts[key]
         state = AnchorState.FRESH
         if blob is None:
-            if not (self.root / a.path).exists():
-                state = AnchorState.DELETED
+            state = AnchorState.FRESH if present else AnchorState.DELETED
         elif not a.symbol:
             state = AnchorState.FRESH if blob == a.hash else AnchorState.CHANGED
         else:
-            hashes = self.symbol_hashes(a.path, blob)
+            hashes = self.cache.symbols.get(blob)
             if hashes is None:
                 return None
             now = hashes.get(a.symbol)
-            state = (
-                AnchorState.DELETED
-                if now is None
-                else (AnchorState.FRESH if now == a.hash else AnchorState.CHANGED)
-            )
-        commit: str | None = None
-        when: float | None = None
-        renamed: str | None = None
+            if now is None:
+                state = AnchorState.DELETED
+            elif now != a.hash:
+                state = AnchorState.CHANGED
+        found: Verdict = (state.value, None, None, None)
         if state is not AnchorState.FRESH:
-            change = git_objects.read_last_change(self.root, a.path, a.commit)
-            if change is None and blob is not None:
-                state = AnchorState.FRESH  # no commit since the note: it saw uncommitted edits
-            elif change is not None:
-                commit, when = change[0], change[1].timestamp()
-                if blob is None:
-                    renamed = git_objects.read_renamed_to(self.root, commit, a.path)
-                    state = AnchorState.RENAMED if renamed else AnchorState.DELETED
-        found: Verdict = (state.value, commit, when, renamed)
+            found = self._when(a, state, blob)
         self.cache.verdicts[key] = found
         self.cache.dirty = True
         return found
+
+    def _when(self, a: Anchor, state: AnchorState, blob: str | None) -> Verdict:
+        """The commit that made the change, and whether it renamed the file."""
+        if (a.path, a.commit) not in self.changes:
+            self.changes[(a.path, a.commit)] = git_objects.read_last_change(self.root, a.path, a.commit)
+        change = self.changes[(a.path, a.commit)]
+        if change is None:
+            # No commit since the note touched the file: it saw uncommitted edits (or git
+            # cannot say); a file gone without a commit is deleted all the same.
+            return (AnchorState.FRESH.value if blob is not None else state.value, None, None, None)
+        commit, when = change
+        renamed = None
+        if blob is None:
+            if (commit, a.path) not in self.renames:
+                self.renames[(commit, a.path)] = git_objects.read_renamed_to(self.root, commit, a.path)
+            renamed = self.renames[(commit, a.path)]
+            state = AnchorState.RENAMED if renamed else AnchorState.DELETED
+        return (state.value, commit, when.timestamp(), renamed)
 
 
 def check_anchors(
@@ -155,6 +180,7 @@ def check_anchors(
     cache = HeadCache.load(cache_file, head)
     checker = _Checker(root, cache)
     checker.blobs(a.path for found in anchors.values() for a in found)
+    checker.read_symbols(a for found in anchors.values() for a in found)
     out: dict[str, list[AnchorCheck]] = {}
     for memory_id, found in anchors.items():
         for a in found:

@@ -70,10 +70,11 @@ def plan_anchors(root: Path, memory: Memory, commit: str | None, now: datetime) 
             except UnicodeDecodeError:
                 text = ""
             chosen = named_symbols(memory.content, parse_symbols(rel, text), explicit) if text else []
+        blob = blob_id(data)
         if chosen:
-            anchors += [Anchor(rel, s.qualname, symbol_hash(s.code), commit, now) for s in chosen]
+            anchors += [Anchor(rel, s.qualname, symbol_hash(s.code), commit, now, blob=blob) for s in chosen]
         else:
-            anchors.append(Anchor(rel, "", blob_id(data), commit, now))
+            anchors.append(Anchor(rel, "", blob, commit, now, blob=blob))
     return anchors
 
 

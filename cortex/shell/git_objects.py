@@ -3,10 +3,12 @@ last changed a path, renames. Each answers None when git cannot (see `cortex.she
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cortex.shell.git import _GIT_ENV as GIT_ENV
 from cortex.shell.git import GIT_TIMEOUT_S, run_git
 
 
@@ -35,9 +37,38 @@ def read_blob_ids(root: Path, rev: str, paths: Iterable[str]) -> dict[str, str |
     return found
 
 
-def read_blob_text(root: Path, blob: str) -> str | None:
-    """A blob's text (None when git does not have it or cannot say)."""
-    return run_git(root, "cat-file", "blob", blob, timeout_s=GIT_TIMEOUT_S * 2)
+def read_blob_texts(root: Path, blobs: Iterable[str]) -> dict[str, str]:
+    """The text of each blob git has (one process for all; undecodable bytes replaced)."""
+    import subprocess  # as `run_git`: the SessionStart hook imports `cortex.shell.git`
+
+    wanted = [b for b in dict.fromkeys(blobs) if b and b.isalnum()]
+    if not wanted:
+        return {}
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "--batch"],
+            input="".join(f"{b}\n" for b in wanted).encode("ascii"),
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S * 5,
+            env={**os.environ, **GIT_ENV},
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out, data, at = {}, done.stdout, 0
+    for blob in wanted:
+        end = data.find(b"\n", at)
+        if end < 0:
+            break
+        header = data[at:end].decode("ascii", errors="replace").split()
+        at = end + 1
+        if len(header) != 3 or header[1] == "missing":
+            continue
+        size = int(header[2])
+        if header[1] == "blob":
+            out[blob] = data[at : at + size].decode("utf-8", errors="replace")
+        at += size + 1
+    return out
 
 
 def read_last_change(root: Path, path: str, since: str | None) -> tuple[str, datetime] | None:

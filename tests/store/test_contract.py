@@ -612,7 +612,9 @@ def test_anchors_are_replaced_read_by_memory_and_flagged(store: StoreAdmin, make
     with store.transaction():
         store.update_memory(gone, replace(gone, status=Status.ARCHIVED), "test", T0, "archive")
     file_anchor = Anchor("app/config.py", "", "b" * 40, "c" * 40, T0)
-    symbol_anchor = Anchor("app/config.py", "Settings", "d" * 40, None, T0 + timedelta(hours=1))
+    symbol_anchor = Anchor(
+        "app/config.py", "Settings", "d" * 40, None, T0 + timedelta(hours=1), blob="a" * 40
+    )
     with store.transaction():
         store.write_anchors(live.id, [file_anchor])
         store.write_anchors(live.id, [symbol_anchor, file_anchor])  # replaces, never adds twice

@@ -24,7 +24,7 @@ MAX_LISTED = 2  # anchors a mark names; the rest are counted
 _EXTS = "|".join(sorted((re.escape(e[1:]) for e in LANGUAGES), key=len, reverse=True))
 # A relative path with a known source extension, optionally `:Symbol` or `::Symbol` after it.
 _PATH = re.compile(
-    rf"(?<![\w./-])(?P<path>(?:[\w.-]+/)*[\w.-]+\.(?:{_EXTS}))(?![\w-])(?::{{1,2}}(?P<symbol>[A-Za-z_][\w.]*))?"
+    rf"(?<![\w./-])(?P<path>(?:[\w.-]+/)*[\w.-]+\.(?:{_EXTS}))(?![\w-]|\.\w)(?::{{1,2}}(?P<symbol>[A-Za-z_][\w.]*))?"
 )
 _WORD = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*")
 
@@ -49,6 +49,7 @@ class Anchor:
     commit: str | None  # HEAD when it was recorded (None outside git or before a first commit)
     at: datetime  # when it was recorded
     flagged: str | None = None  # the HEAD at which the worker found it changed (and demoted it)
+    blob: str | None = None  # git's blob id of the whole file when recorded (unchanged: fresh)
 
     @property
     def label(self) -> str:

@@ -13,17 +13,17 @@ from cortex.store.postgres.connection import Session
 T = 'TEXT COLLATE "C"'
 SCHEMA = (
     f"CREATE TABLE anchors (memory_id {T} NOT NULL, path {T} NOT NULL, symbol {T} NOT NULL, "
-    f"hash TEXT NOT NULL, commit_sha TEXT, at {T} NOT NULL, flagged TEXT, "
+    f"hash TEXT NOT NULL, commit_sha TEXT, at {T} NOT NULL, flagged TEXT, blob TEXT, "
     "PRIMARY KEY (memory_id, path, symbol))",
     "CREATE INDEX anchors_path ON anchors(path)",
 )
-_COLUMNS = "memory_id, path, symbol, hash, commit_sha, at, flagged"
+_COLUMNS = "memory_id, path, symbol, hash, commit_sha, at, flagged, blob"
 
 
 def _anchor(row: Sequence[Any]) -> tuple[str, Anchor]:
     at = parse_time(row[5])
     assert at is not None
-    return str(row[0]), Anchor(str(row[1]), str(row[2]), str(row[3]), row[4], at, row[6])
+    return str(row[0]), Anchor(str(row[1]), str(row[2]), str(row[3]), row[4], at, row[6], row[7])
 
 
 class AnchorRows:
@@ -37,8 +37,8 @@ class AnchorRows:
             conn.execute("DELETE FROM anchors WHERE memory_id = %s", (memory_id,))
             for a in {(a.path, a.symbol): a for a in anchors}.values():
                 conn.execute(
-                    f"INSERT INTO anchors ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                    (memory_id, a.path, a.symbol, a.hash, a.commit, format_time(a.at), a.flagged),
+                    f"INSERT INTO anchors ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    (memory_id, a.path, a.symbol, a.hash, a.commit, format_time(a.at), a.flagged, a.blob),
                 )
 
     def read_anchors(self, ids: Iterable[str] | None = None) -> dict[str, list[Anchor]]:

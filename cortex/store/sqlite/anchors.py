@@ -10,18 +10,18 @@ from cortex.store.sqlite.connection import Connection
 
 SCHEMA_4 = (
     "CREATE TABLE anchors (memory_id TEXT NOT NULL, path TEXT NOT NULL, symbol TEXT NOT NULL, "
-    "hash TEXT NOT NULL, commit_sha TEXT, at TEXT NOT NULL, flagged TEXT, "
+    "hash TEXT NOT NULL, commit_sha TEXT, at TEXT NOT NULL, flagged TEXT, blob TEXT, "
     "PRIMARY KEY (memory_id, path, symbol)) WITHOUT ROWID",
     "CREATE INDEX anchors_path ON anchors(path)",
 )
-_COLUMNS = "memory_id, path, symbol, hash, commit_sha, at, flagged"
+_COLUMNS = "memory_id, path, symbol, hash, commit_sha, at, flagged, blob"
 _CHUNK = 500  # ids per IN (...) list
 
 
 def _anchor(row: Sequence[str | None]) -> tuple[str, Anchor]:
     at = parse_time(row[5])
     assert at is not None
-    return str(row[0]), Anchor(str(row[1]), str(row[2]), str(row[3]), row[4], at, row[6])
+    return str(row[0]), Anchor(str(row[1]), str(row[2]), str(row[3]), row[4], at, row[6], row[7])
 
 
 class AnchorRows:
@@ -33,8 +33,11 @@ class AnchorRows:
         """Replace the anchors of one memory (none: it names no code now)."""
         self.conn.execute("DELETE FROM anchors WHERE memory_id = ?", (memory_id,))
         self.conn.executemany(
-            f"INSERT OR REPLACE INTO anchors ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(memory_id, a.path, a.symbol, a.hash, a.commit, format_time(a.at), a.flagged) for a in anchors],
+            f"INSERT OR REPLACE INTO anchors ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (memory_id, a.path, a.symbol, a.hash, a.commit, format_time(a.at), a.flagged, a.blob)
+                for a in anchors
+            ],
         )
 
     def read_anchors(self, ids: Iterable[str] | None = None) -> dict[str, list[Anchor]]:
