@@ -197,6 +197,8 @@ def measure_size(n: int, workdir: Path, home: Path, runs: int, process_runs: int
     root = built.root.resolve()
     print(f"  store: {built.memories} memories, {built.embedded} vectors", file=sys.stderr)
     env = {**os.environ, "CORTEX_HOME": str(home), "PYTHONPATH": str(REPO)}
+    # Bytecode cached as after any normal install (this shell may say PYTHONDONTWRITEBYTECODE).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     out: list[Series] = []
 
     def in_process(name: str, settings: Settings) -> Series:
