@@ -113,7 +113,11 @@ def tree_sitter_symbols(path: str, text: str) -> list[CodeSymbol]:
     language = language_for(path)
     if language not in MODULES:
         raise ParseError(f"no grammar for {language or 'this file'}")
-    tree = _parser(path, language).parse(text.encode("utf-8"))
+    data = text.encode("utf-8")
+    tree = _parser(path, language).parse(data)
+    if tree.root_node.has_error and language == "c" and path.lower().endswith(".h"):
+        language = "cpp"  # a `.h` file is as often C++: read it as C++ before giving up
+        tree = _parser(path, language).parse(data)
     if tree.root_node.has_error:
         raise ParseError("syntax error")
     spans = spans_of(language, tree.root_node)

@@ -9,11 +9,13 @@ Lines are tree-sitter rows plus one; the caller maps them to `str.splitlines` li
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from cortex.core.code.parse import SymbolSpan
 
+_LAST_PART = re.compile(r"::|\.")
 Node = Any  # tree_sitter.Node: the bindings are imported only where a grammar is loaded
 
 
@@ -252,6 +254,8 @@ class _Walk:
             qualname = f"{owner}.{name}"
         else:  # a top-level symbol, or a class inside a class
             qualname = f"{owner}{self.grammar.qualify}{name}" if owner else prefix + name
+        if kind == "function" and self.language in ("go", "cpp"):
+            name = _LAST_PART.split(name)[-1]  # `Server.Start`, `Shape::area`: named `Start`, `area`
         def_row = int((name_node or inner).start_point.row)
         end = inner.end_point
         end_row = int(end.row) - (1 if end.column == 0 and end.row > inner.start_point.row else 0)

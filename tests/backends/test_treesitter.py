@@ -309,3 +309,11 @@ def test_the_whole_file_index_keeps_the_regex_splitters_shape_for_python() -> No
     regex = [(s.kind, s.qualname, s.start_line, s.end_line, s.signature, s.doc) for s in top_level(
         parse_symbols("pkg/cache.py", text))]  # fmt: skip
     assert parsed == regex
+
+
+def test_a_cpp_header_named_dot_h_is_read_as_cpp() -> None:
+    text = "namespace dc {\nclass Bignum {\n public:\n  void Clamp() {}\n};\n}  // namespace dc\n"
+    assert [(s.kind, s.qualname, s.language) for s in tree_sitter_symbols("src/bignum.h", text)] == [
+        ("class", "dc::Bignum", "c"),
+        ("method", "dc::Bignum.Clamp", "c"),
+    ]
