@@ -15,6 +15,7 @@ from typing import Any
 
 from cortex.core.code.parse import SymbolSpan
 
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _LAST_PART = re.compile(r"::|\.")
 Node = Any  # tree_sitter.Node: the bindings are imported only where a grammar is loaded
 
@@ -165,7 +166,7 @@ def _name(language: str, node: Node) -> tuple[str, Node | None]:
     if kind in ("lexical_declaration", "variable_declaration"):
         for decl in node.named_children:
             value = decl.child_by_field_name("value") if decl.type == "variable_declarator" else None
-            if value is not None and value.type in ("arrow_function", "function_expression", "function"):
+            if value is not None and value.type in _FUNCTION_VALUES:
                 name = decl.child_by_field_name("name")
                 return (_text(name), name) if name is not None and name.type == "identifier" else ("", None)
         return "", None

@@ -79,10 +79,15 @@ CASES: dict[str, tuple[str, list[tuple[str, str, int, int]]]] = {
             return fetch(this.base + path);
           }
         }
+
+        const chunks = async function* (blob) {
+          yield blob;
+        };
         """,
         [
             ("function", "fetchUser", 1, 4), ("function", "toJson", 6, 6), ("class", "Client", 8, 13),
             ("method", "Client.constructor", 9, 9), ("method", "Client.get", 10, 12),
+            ("function", "chunks", 15, 17),
         ],
     ),
     "src/view.tsx": (
