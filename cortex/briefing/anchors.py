@@ -168,17 +168,7 @@ class _Checker:
         return (state.value, commit, when.timestamp(), renamed)
 
 
-def check_anchors(
-    root: Path, anchors: Mapping[str, Sequence[Anchor]], cache_file: Path | None = None
-) -> dict[str, list[AnchorCheck]]:
-    """Memory id -> its anchors that are not fresh at HEAD (memories all fresh are left out)."""
-    if not anchors:
-        return {}
-    head = git.read_head_ref(root).sha  # from `.git`, no process
-    if not head:
-        return {}
-    cache = HeadCache.load(cache_file, head)
-    checker = _Checker(root, cache)
+def _judge(checker: _Checker, anchors: Mapping[str, Sequence[Anchor]]) -> dict[str, list[AnchorCheck]]:
     checker.blobs(a.path for found in anchors.values() for a in found)
     checker.read_symbols(a for found in anchors.values() for a in found)
     out: dict[str, list[AnchorCheck]] = {}
@@ -189,7 +179,23 @@ def check_anchors(
                 continue
             when = datetime.fromtimestamp(v[2], tz=UTC) if v[2] is not None else None
             out.setdefault(memory_id, []).append(AnchorCheck(a, AnchorState(v[0]), v[1], when, v[3]))
-    cache.save(cache_file)
+    return out
+
+
+def _checker(root: Path, cache_file: Path | None) -> _Checker | None:
+    head = git.read_head_ref(root).sha  # from `.git`, no process
+    return _Checker(root, HeadCache.load(cache_file, head)) if head else None
+
+
+def check_anchors(
+    root: Path, anchors: Mapping[str, Sequence[Anchor]], cache_file: Path | None = None
+) -> dict[str, list[AnchorCheck]]:
+    """Memory id -> its anchors that are not fresh at HEAD (memories all fresh are left out)."""
+    checker = _checker(root, cache_file) if anchors else None
+    if checker is None:
+        return {}
+    out = _judge(checker, anchors)
+    checker.cache.save(cache_file)
     return out
 
 
@@ -204,14 +210,27 @@ def anchor_checks(
     ids: Iterable[str] | None = None,
     cache_file: Path | None = None,
 ) -> dict[str, list[AnchorCheck]]:
-    """The project stores' memories (`ids`, else every active one) whose anchors changed at HEAD."""
-    wanted = None if ids is None else sorted(set(ids))
-    anchors: dict[str, list[Anchor]] = {}
+    """The project stores' memories (`ids`, else every active one) whose anchors changed at HEAD.
+
+    For every memory, the store is asked only for the anchors whose file is not the blob HEAD
+    has (`read_moved_anchors`): the rest are fresh without being read."""
+    if ids is not None:
+        wanted = sorted(set(ids))
+        anchors: dict[str, list[Anchor]] = {}
+        for store in stores if wanted else ():
+            anchors.update(store.read_anchors(wanted))
+        return check_anchors(root, anchors, cache_file)
+    checker = _checker(root, cache_file)
+    if checker is None:
+        return {}
+    out: dict[str, list[AnchorCheck]] = {}
     for store in stores:
-        if wanted is not None and not wanted:
-            break
-        anchors.update(store.read_anchors(wanted))
-    return check_anchors(root, anchors, cache_file)
+        paths = store.anchored_paths()
+        checker.blobs(paths)
+        known = {p: checker.cache.blobs[p] for p in paths if p in checker.cache.blobs}
+        out.update(_judge(checker, store.read_moved_anchors(known)) if known else {})
+    checker.cache.save(cache_file)
+    return out
 
 
 def marks(checks: Mapping[str, Sequence[AnchorCheck]]) -> dict[str, str]:

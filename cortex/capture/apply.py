@@ -14,7 +14,14 @@ from cortex.core.lifecycle.decay import plan_restore
 from cortex.core.model import Candidate, Edge, EdgeStatus, EdgeType, Memory, Source
 from cortex.core.recall import query
 from cortex.core.text import jaccard, word_set
-from cortex.core.write.apply import WriteEffect, WriteOutcome, effect_of, new_memory, reinforced
+from cortex.core.write.apply import (
+    WriteEffect,
+    WriteOutcome,
+    effect_of,
+    evidence_of,
+    new_memory,
+    reinforced,
+)
 from cortex.core.write.gate import WriteAction, WritePlan
 from cortex.core.write.sanitise import sanitise_source
 from cortex.store.port import MemoryStore
@@ -49,6 +56,10 @@ def apply_plan(
         if memory is not current:
             op = "reinforce" if effect is WriteEffect.REINFORCED else "restore"
             store.update_memory(current, memory, cx.actor, now, op)
+        if plan.keep_candidate:  # a paraphrase: its wording stays, out of briefing and recall
+            kept, link = evidence_of(new_id(), memory, cand, store.scope, sanitise_source(source), now)
+            store.insert_memory(kept, cx.actor, now)
+            store.upsert_edge(link, cx.actor, now)
     edges = _write_edges(cx, store, cand, plan, memory.id, now)
     return WriteOutcome(effect, memory, store.scope, plan.reason, edges)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from cortex.app import Cortex
 from cortex.backends.port import Embedder
@@ -18,6 +19,47 @@ from cortex.store.packing import pack
 from cortex.store.port import MemoryStore
 
 log = logging.getLogger("cortex.capture.embed")
+
+
+class Remembering:
+    """An embedder that embeds each text once: the write gate embeds a candidate to compare it
+    with its neighbours, and the write embeds the same text again for its vector."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self._seen: dict[str, Any] = {}
+
+    @property
+    def key(self) -> str:
+        return self.inner.key
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def backend(self) -> str:
+        return self.inner.backend
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        todo = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        if todo:
+            self._seen.update(zip(todo, self.inner.embed_documents(todo), strict=True))
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        return np.asarray([self._seen[t] for t in texts], dtype=np.float32)
+
+    def embed_query(self, text: str) -> Any:
+        return self.inner.embed_query(text)
+
+
+def remembering(embedder: Embedder | None) -> Embedder | None:
+    """`embedder` embedding each text once (None stays None)."""
+    if embedder is None or isinstance(embedder, Remembering):
+        return embedder
+    return Remembering(embedder)
 
 
 def memory_text(cx: Cortex, content: str, mem_type: MemoryType, scope: Scope) -> str:

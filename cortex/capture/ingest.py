@@ -14,7 +14,7 @@ from datetime import datetime
 from cortex.app import Cortex
 from cortex.backends.port import Embedder
 from cortex.capture.apply import apply_plan
-from cortex.capture.embed import write_embeddings
+from cortex.capture.embed import remembering, write_embeddings
 from cortex.capture.write import plan_candidate, redacted
 from cortex.core.model import Candidate, Memory, Scope, Source
 from cortex.core.write.apply import WriteEffect
@@ -49,6 +49,7 @@ def ingest_batch(
 ) -> list[BatchOutcome]:
     """Write items in order (each gated against the store and the items before it), then embed."""
     store = cx.write_store(scope)
+    embedder = remembering(embedder)  # the gate's vector of a candidate is the one written
     outcomes: list[BatchOutcome] = []
     touched: dict[str, Memory] = {}
     with store.transaction():

@@ -15,7 +15,7 @@ from cortex.app import Cortex
 from cortex.backends.port import Embedder
 from cortex.capture.anchors import record_quietly
 from cortex.capture.apply import apply_plan
-from cortex.capture.embed import embed_memories, memory_text
+from cortex.capture.embed import embed_memories, memory_text, remembering
 from cortex.core.model import Candidate, Scope, Source
 from cortex.core.recall import query
 from cortex.core.text import content_hash, jaccard, word_set
@@ -23,6 +23,7 @@ from cortex.core.write import gate
 from cortex.core.write.apply import WriteEffect, WriteOutcome
 from cortex.core.write.sanitise import sanitise_candidate
 from cortex.errors import InputError
+from cortex.store.packing import pack, unit_rows
 from cortex.store.port import MemoryStore
 
 log = logging.getLogger("cortex.capture.write")
@@ -32,36 +33,66 @@ GLOBAL_SCOPE_MIN_CONFIDENCE = 0.8
 
 
 # -- gathering ---------------------------------------------------------------------------------
+SEARCHED = ("active", "archived", "superseded")
+
+
 def _neighbours(store: MemoryStore, cand: Candidate) -> list[gate.Neighbour]:
     keywords = query.text_query(cand.content)
     if not keywords:
         return []
-    found = store.search_text(keywords, NEIGHBOURS, ("active", "archived", "superseded"))
+    found = store.search_text(keywords, NEIGHBOURS, SEARCHED)
     mems = store.get_many([mid for mid, _ in found])
     mine = word_set(cand.content)
     return [gate.Neighbour(m, jaccard(mine, word_set(m.content))) for m in mems.values()]
 
 
 def _with_cosines(
-    cx: Cortex,
-    store: MemoryStore,
-    cand: Candidate,
-    neighbours: list[gate.Neighbour],
-    ids: Sequence[str],
-    embedder: Embedder,
+    cx: Cortex, store: MemoryStore, cand: Candidate, neighbours: list[gate.Neighbour], embedder: Embedder
 ) -> list[gate.Neighbour]:
-    """Fill in cosines for the uncertain-band neighbours (embedding only when asked)."""
-    texts = [memory_text(cx, cand.content, cand.type, store.scope)]
+    """Every neighbour with its cosine to the candidate, and the memories nearest to the
+    candidate's vector added: a paraphrase may share no keyword at all.
+
+    Stored vectors are used where they exist; the other neighbours' texts are embedded.
+    """
+    import numpy as np
+
+    mine = np.asarray(embedder.embed_documents([memory_text(cx, cand.content, cand.type, store.scope)])[0])
+    mine = mine / (np.linalg.norm(mine) or 1.0)
     by_id = {n.memory.id: n for n in neighbours}
-    texts += [memory_text(cx, by_id[i].memory.content, by_id[i].memory.type, store.scope) for i in ids]
-    vecs = embedder.embed_documents(texts)
+    index = store.vector_index(embedder.key) if store.vectors else None
+    stored: dict[str, bytes] = {}
+    if index is not None:
+        hits = store.nearest(embedder.key, pack([float(x) for x in mine]), NEIGHBOURS)
+        near = [h.id for h in hits if h.status in SEARCHED and h.id not in by_id]
+        words_mine = word_set(cand.content)
+        for m in store.get_many(near).values():
+            by_id[m.id] = gate.Neighbour(m, jaccard(words_mine, word_set(m.content)))
+        stored = store.read_vectors(index.name, list(by_id))
+    missing = [i for i in by_id if i not in stored]
+    texts = [memory_text(cx, by_id[i].memory.content, by_id[i].memory.type, store.scope) for i in missing]
+    fresh = list(embedder.embed_documents(texts)) if texts else []
+    rows = [*(unit_rows([stored[i]])[0] for i in by_id if i in stored), *fresh]
+    ids = [*(i for i in by_id if i in stored), *missing]
     out = []
-    for n in neighbours:
-        if n.memory.id in ids:
-            k = list(ids).index(n.memory.id) + 1
-            n = replace(n, cosine=float(vecs[0] @ vecs[k]))
-        out.append(n)
+    for mid, row in zip(ids, rows, strict=True):
+        vec = np.asarray(row, dtype="float64")
+        cosine = float(mine @ vec / (np.linalg.norm(vec) or 1.0))
+        out.append(replace(by_id[mid], cosine=round(min(1.0, max(-1.0, cosine)), 6)))
     return out
+
+
+def _gathered(
+    cx: Cortex, store: MemoryStore, cand: Candidate, embedder: Embedder | None
+) -> list[gate.Neighbour]:
+    """The candidate's neighbours, with cosines when an embedder is at hand."""
+    neighbours = _neighbours(store, cand)
+    if embedder is None:
+        return neighbours
+    try:
+        return _with_cosines(cx, store, cand, neighbours, embedder)
+    except Exception as exc:  # words alone decide; the uncertain band gets suggested edges
+        log.warning("cosine for the write gate failed: %s", exc)
+        return neighbours
 
 
 def candidate_scope(cand: Candidate) -> Scope:
@@ -84,12 +115,9 @@ def plan_candidate(
     """The write gate's plan for a redacted candidate against `store`; with an embedder, the
     neighbours in the uncertain band are compared by cosine too."""
     exact = store.by_hash(content_hash(cand.content))
-    neighbours = _neighbours(store, cand)
-    plan = gate.plan_write(cand, exact=exact, neighbours=neighbours)
-    if plan.needs_cosine and embedder is not None:
-        neighbours = _with_cosines(cx, store, cand, neighbours, plan.needs_cosine, embedder)
-        plan = gate.plan_write(cand, exact=exact, neighbours=neighbours)
-    return plan
+    if exact is not None:
+        return gate.plan_write(cand, exact=exact, neighbours=[])
+    return gate.plan_write(cand, exact=None, neighbours=_gathered(cx, store, cand, embedder))
 
 
 def write_candidate(
@@ -107,15 +135,10 @@ def write_candidate(
     if scope is None:
         scope = candidate_scope(cand)
     store = cx.write_store(scope)
+    embedder = remembering(embedder)  # the gate's vector of the candidate is the one written
     chash = content_hash(cand.content)
-    neighbours = _neighbours(store, cand)
+    neighbours = _gathered(cx, store, cand, embedder)
     plan = gate.plan_write(cand, exact=store.by_hash(chash), neighbours=neighbours)
-    if plan.needs_cosine and embedder is not None:
-        try:
-            neighbours = _with_cosines(cx, store, cand, neighbours, plan.needs_cosine, embedder)
-            plan = gate.plan_write(cand, exact=store.by_hash(chash), neighbours=neighbours)
-        except Exception as exc:  # the uncertain band then gets suggested edges
-            log.warning("cosine for the write gate failed: %s", exc)
     now = cx.now()
     with store.transaction():
         exact = store.by_hash(chash)  # another writer may have stored it meanwhile
@@ -125,6 +148,8 @@ def write_candidate(
     embedded = False
     if embedder is not None and outcome.action.changed:
         embedded = embed_memories(cx, store, [outcome.memory], embedder)
+    if outcome.action in (WriteEffect.STORED, WriteEffect.REINFORCED):
+        record_quietly(cx, store, [outcome.memory])  # what it says of the code, as the code is now
     return replace(outcome, scope=scope, embedded=embedded)
 
 
@@ -133,22 +158,22 @@ def write_batch(
 ) -> list[WriteOutcome]:
     """Redact, gate and apply candidates in order, inside the caller's open transaction on `store`.
 
-    Nothing is embedded: the worker commits a chunk's candidates together with its transcript
-    cursor (so a kill -9 leaves both or neither) and embeds after the commit. Candidates left
-    empty by redaction are dropped.
+    Nothing is stored embedded: the worker commits a chunk's candidates together with its
+    transcript cursor (so a kill -9 leaves both or neither) and embeds after the commit. When the
+    local embedder is cheap to load here, the gate compares each candidate's meaning with its
+    neighbours' (a paraphrase merges). Candidates left empty by redaction are dropped.
     """
     now = cx.now()
     out = []
+    embedder = fast_embedder(cx) if items else None
     for cand, source in items:
         cand = redacted(cand)
         if not cand.content:
             continue
-        plan = plan_candidate(cx, store, cand)
+        plan = plan_candidate(cx, store, cand, embedder)
         out.append(apply_plan(cx, store, cand, plan, source, now))
     return out
 
-    if outcome.action in (WriteEffect.STORED, WriteEffect.REINFORCED):
-        record_quietly(cx, store, [outcome.memory])  # what it says of the code, as the code is now
 
 # -- embedders ---------------------------------------------------------------------------------
 def fast_embedder(cx: Cortex) -> Embedder | None:

@@ -249,6 +249,13 @@ class MemoryStore(Protocol):
     def read_anchors(self, ids: Iterable[str] | None = None) -> dict[str, list[Anchor]]:
         """Anchors by memory id: of `ids` (any status), or of every active memory."""
 
+    def anchored_paths(self) -> list[str]:
+        """Every path an anchor names (of any memory), once each."""
+
+    def read_moved_anchors(self, blobs: Mapping[str, str | None]) -> dict[str, list[Anchor]]:
+        """Anchors of active memories on the paths of `blobs` whose file is not the blob given
+        there (None: not a file now): the only ones a check must look at."""
+
     def flag_anchors(self, memory_id: str, anchors: Sequence[Anchor], head: str) -> None:
         """Record that these anchors of a memory were found changed at `head`."""
 

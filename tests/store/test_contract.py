@@ -621,6 +621,13 @@ def test_anchors_are_replaced_read_by_memory_and_flagged(store: StoreAdmin, make
         store.write_anchors(gone.id, [Anchor("app/load.py", "", "e" * 40, None, T0)])
     assert store.read_anchors() == {live.id: [file_anchor, symbol_anchor]}  # active memories only
     assert set(store.read_anchors([live.id, gone.id])) == {live.id, gone.id}
+    assert store.anchored_paths() == ["app/config.py", "app/load.py"]
+    # Only anchors of active memories whose file is not the blob given there (None: gone).
+    assert store.read_moved_anchors({"app/config.py": "a" * 40}) == {live.id: [file_anchor]}
+    assert store.read_moved_anchors({"app/config.py": "b" * 40}) == {live.id: [symbol_anchor]}
+    assert store.read_moved_anchors({"app/config.py": None, "app/load.py": None}) == {
+        live.id: [file_anchor, symbol_anchor]
+    }
     with store.transaction():
         store.flag_anchors(live.id, [symbol_anchor], "f" * 40)
     assert store.read_anchors([live.id])[live.id] == [file_anchor, replace(symbol_anchor, flagged="f" * 40)]

@@ -107,6 +107,16 @@ def reinforced(current: Memory, plan: WritePlan, now: datetime) -> Memory:
     )
 
 
+def evidence_of(
+    memory_id: str, target: Memory, cand: Candidate, scope: Scope, source: Source, now: datetime
+) -> tuple[Memory, Edge]:
+    """A paraphrase merged into `target`, kept as evidence: the candidate stored superseded
+    (history, export and `show` keep its wording; briefing and recall show the target), and
+    the target's `derived_from` link to it, as consolidation links what it absorbs."""
+    kept = superseded(new_memory(memory_id, cand, scope, source, now), now)
+    return kept, Edge(target.id, memory_id, EdgeType.DERIVED_FROM, 1.0, EdgeStatus.ACTIVE, now)
+
+
 def upgraded(current: Memory, pin: bool, priority: int | None, now: datetime) -> Memory:
     """A repeated remember's --pin/--priority applied to the memory it matched."""
     return replace(current, pinned=current.pinned or pin, priority=priority or current.priority, updated=now)

@@ -1,6 +1,10 @@
 """The write gate: skip, reinforce or insert a candidate, and which edges to plan. Pure.
 
-Cheap token Jaccard decides first; embedding cosine is consulted only in the uncertain band.
+Two ways a candidate is the same memory as a neighbour. Lexically: word Jaccard at or above
+NEAR_DUPLICATE_JACCARD and nothing distinguishing differs (`distinct.py`); the stored wording
+stays. Semantically: the embedding cosine at or above PARAPHRASE_COSINE and no detail tells the
+two apart (`paraphrase.py`); the target is reinforced and the candidate's own wording is kept
+beside it as evidence (a superseded memory the target is `derived_from`), so no fact is lost.
 The plan says which neighbours need a cosine (`needs_cosine`); a caller with an embedder
 computes those and plans again, a caller without one applies the plan as it stands (the
 uncertain neighbours then get `suggested` edges for a human to review).
@@ -9,17 +13,18 @@ uncertain neighbours then get `suggested` edges for a human to review).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from cortex.core.model import Candidate, EdgeStatus, EdgeType, Memory, Status
 from cortex.core.text import word_set
 from cortex.core.write.distinct import POLARITY_WORDS as POLARITY_WORDS
 from cortex.core.write.distinct import flips, lost_by_merge
+from cortex.core.write.paraphrase import PARAPHRASE_COSINE, negates_differently, paraphrase_difference
 
 NEAR_DUPLICATE_JACCARD = 0.8  # at or above: the same memory, re-said
-UNCERTAIN_JACCARD = 0.5  # [0.5, 0.8): ask the embedding
-NEAR_DUPLICATE_COSINE = 0.92  # in the uncertain band, at or above: the same memory
+UNCERTAIN_JACCARD = 0.5  # [0.5, 0.8): related enough to suggest a link when no cosine is known
+NEAR_DUPLICATE_COSINE = PARAPHRASE_COSINE  # at or above, nothing distinguishing: the same memory
 RELATED_JACCARD = 0.25  # at or above: relates_to
 RELATED_COSINE = 0.75  # at or above (when known): relates_to
 REINFORCE_CONFIDENCE_STEP = 0.05
@@ -69,7 +74,8 @@ class WritePlan:
     files: tuple[str, ...] = ()  # merged files of the target (REINFORCE)
     content: str | None = None  # replacement content for the target, when the candidate adds to it
     edges: tuple[PlannedEdge, ...] = ()
-    needs_cosine: tuple[str, ...] = ()  # neighbour ids in the uncertain band without a cosine
+    needs_cosine: tuple[str, ...] = ()  # neighbour ids an embedding could still merge
+    keep_candidate: bool = False  # REINFORCE of a paraphrase: store the candidate as evidence
 
 
 def plan_write(candidate: Candidate, *, exact: Memory | None, neighbours: Sequence[Neighbour]) -> WritePlan:
@@ -77,25 +83,30 @@ def plan_write(candidate: Candidate, *, exact: Memory | None, neighbours: Sequen
     if exact is not None:
         return _plan_exact(exact)
     unique = _unique(neighbours)
-    distinct = {n.memory.id for n in unique if _loses_fact(candidate, n)}
+    # A merge keeps one wording: never merge texts that differ in a number, an identifier,
+    # a negation or a named technology (they state different facts); link them instead.
+    how = {n.memory.id: _merges(candidate, n) for n in unique}
     needs = tuple(
         n.memory.id
         for n in unique
         if n.cosine is None
-        and UNCERTAIN_JACCARD <= n.jaccard < NEAR_DUPLICATE_JACCARD
-        and n.memory.id not in distinct
+        and how[n.memory.id] is None
+        and n.memory.type is candidate.type
+        and paraphrase_difference(candidate.content, n.memory.content) is None
     )
-    # A merge keeps one wording: never merge texts that differ in a number, an identifier,
-    # a negation or a named technology (they state different facts); link them instead.
-    duplicates = [n for n in unique if _is_duplicate(n) and n.memory.id not in distinct]
+    duplicates = [n for n in unique if how[n.memory.id] is not None]
     live = [n for n in duplicates if n.memory.status is not Status.SUPERSEDED]
     if duplicates and not live:
         best = max(duplicates, key=_similarity)
         return WritePlan(WriteAction.SKIP, "near-duplicate of a superseded memory", target_id=best.memory.id)
     if live:
-        best = max(live, key=_similarity)
+        # A re-typing first (its wording adds nothing), then the closest paraphrase.
+        best = max(live, key=lambda n: (how[n.memory.id] == "lexical", _similarity(n)))
         others = [n for n in unique if n.memory.id != best.memory.id]
-        return _plan_reinforce(candidate, best, _edges(best.memory.id, others, candidate), needs)
+        edges = _edges(best.memory.id, others, candidate)
+        if how[best.memory.id] == "paraphrase":
+            return _plan_paraphrase(candidate, best, edges, needs)
+        return _plan_reinforce(candidate, best, edges, needs)
     return WritePlan(
         WriteAction.INSERT,
         "new memory",
@@ -135,6 +146,20 @@ def _plan_reinforce(
         content=_richer_content(memory.content, candidate.content),
         edges=edges,
         needs_cosine=tuple(i for i in needs if i != memory.id),
+    )
+
+
+def _plan_paraphrase(
+    candidate: Candidate, best: Neighbour, edges: tuple[PlannedEdge, ...], needs: tuple[str, ...]
+) -> WritePlan:
+    """Reinforce the target with a paraphrase; the target keeps its wording and the
+    candidate's is stored beside it as evidence."""
+    plan = _plan_reinforce(candidate, best, edges, needs)
+    return replace(
+        plan,
+        reason=f"paraphrase (cosine {best.cosine or 0.0:.2f}); its wording kept as evidence",
+        content=None,
+        keep_candidate=True,
     )
 
 
@@ -178,18 +203,30 @@ def _edge_for(source: str | None, n: Neighbour, candidate: Candidate) -> Planned
 
 
 def _is_duplicate(n: Neighbour) -> bool:
-    if n.jaccard >= NEAR_DUPLICATE_JACCARD:
-        return True
-    return n.jaccard >= UNCERTAIN_JACCARD and n.cosine is not None and n.cosine >= NEAR_DUPLICATE_COSINE
+    """Close enough to be the same memory, before asking whether a detail differs."""
+    return n.jaccard >= NEAR_DUPLICATE_JACCARD or (n.cosine is not None and n.cosine >= NEAR_DUPLICATE_COSINE)
+
+
+def _merges(candidate: Candidate, n: Neighbour) -> str | None:
+    """How `candidate` is the same memory as `n`: "lexical" (re-typed), "paraphrase" (other
+    words, an embedding found the same meaning and no detail differs), or None."""
+    if n.jaccard >= NEAR_DUPLICATE_JACCARD and not _loses_fact(candidate, n):
+        return "lexical"
+    if n.memory.type is not candidate.type or n.cosine is None or n.cosine < PARAPHRASE_COSINE:
+        return None
+    return "paraphrase" if paraphrase_difference(candidate.content, n.memory.content) is None else None
 
 
 def _loses_fact(candidate: Candidate, n: Neighbour) -> bool:
     """Reinforcing `n` with `candidate` would drop a fact: the text not kept has a number,
-    identifier, negation or named technology the kept one lacks (`core/write/distinct.py`)."""
-    memory, lexical = n.memory, n.jaccard >= NEAR_DUPLICATE_JACCARD
+    identifier, negation or named technology the kept one lacks (`core/write/distinct.py`),
+    or the two negate different words."""
+    memory = n.memory
+    if negates_differently(memory.content, candidate.content):
+        return True
     if _richer_content(memory.content, candidate.content) is not None:
-        return lost_by_merge(candidate.content, memory.content, lexical=lexical) is not None
-    return lost_by_merge(memory.content, candidate.content, lexical=lexical) is not None
+        return lost_by_merge(candidate.content, memory.content) is not None
+    return lost_by_merge(memory.content, candidate.content) is not None
 
 
 def _flips(candidate: Candidate, memory: Memory) -> bool:

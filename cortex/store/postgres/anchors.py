@@ -3,7 +3,7 @@ symbols it names, as in `cortex.store.sqlite.anchors`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cortex.core.code.anchors import Anchor
@@ -56,6 +56,31 @@ class AnchorRows:
                     "ORDER BY memory_id, path, symbol",
                     (sorted(set(ids)),),
                 ).fetchall()
+        out: dict[str, list[Anchor]] = {}
+        for row in rows:
+            mid, anchor = _anchor(row)
+            out.setdefault(mid, []).append(anchor)
+        return out
+
+    def anchored_paths(self) -> list[str]:
+        """Every path an anchor names (of any memory), once each."""
+        with self.session.reading() as conn:
+            return [r[0] for r in conn.execute("SELECT DISTINCT path FROM anchors ORDER BY path")]
+
+    def read_moved_anchors(self, blobs: Mapping[str, str | None]) -> dict[str, list[Anchor]]:
+        """Anchors of active memories on the paths of `blobs` whose file is not the blob given
+        there (None: not a file now): the only ones a check must look at."""
+        cols = ", ".join("a." + c.strip() for c in _COLUMNS.split(","))
+        paths = list(blobs)
+        with self.session.reading() as conn:
+            rows = conn.execute(
+                f"SELECT {cols} FROM unnest(%s::text[], %s::text[]) AS cur(path, blob) "
+                'JOIN anchors a ON a.path = cur.path COLLATE "C" JOIN memories m ON m.id = a.memory_id '
+                "WHERE m.status = 'active' AND (cur.blob IS NULL OR coalesce(a.blob, "
+                "CASE WHEN a.symbol = '' THEN a.hash END) IS DISTINCT FROM cur.blob) "
+                "ORDER BY a.memory_id, a.path, a.symbol",
+                (paths, [blobs[p] for p in paths]),
+            ).fetchall()
         out: dict[str, list[Anchor]] = {}
         for row in rows:
             mid, anchor = _anchor(row)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 
 from cortex.core.code.anchors import Anchor
 from cortex.core.serial import format_time, parse_time
@@ -59,6 +60,27 @@ class AnchorRows:
                     "ORDER BY memory_id, path, symbol",
                     chunk,
                 ).fetchall()
+        for row in rows:
+            mid, anchor = _anchor(row)
+            out.setdefault(mid, []).append(anchor)
+        return out
+
+    def anchored_paths(self) -> list[str]:
+        """Every path an anchor names (of any memory), once each."""
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT path FROM anchors ORDER BY path")]
+
+    def read_moved_anchors(self, blobs: Mapping[str, str | None]) -> dict[str, list[Anchor]]:
+        """Anchors of active memories on the paths of `blobs` whose file is not the blob given
+        there (None: not a file now): the only ones a check must look at."""
+        cols = ", ".join("a." + c.strip() for c in _COLUMNS.split(","))
+        rows = self.conn.execute(
+            f"SELECT {cols} FROM json_each(?) cur JOIN anchors a ON a.path = cur.key "
+            "JOIN memories m ON m.id = a.memory_id WHERE m.status = 'active' AND (cur.value IS NULL "
+            "OR coalesce(a.blob, CASE WHEN a.symbol = '' THEN a.hash END) IS NOT cur.value) "
+            "ORDER BY a.memory_id, a.path, a.symbol",
+            (json.dumps(dict(blobs)),),
+        ).fetchall()
+        out: dict[str, list[Anchor]] = {}
         for row in rows:
             mid, anchor = _anchor(row)
             out.setdefault(mid, []).append(anchor)

@@ -108,8 +108,10 @@ def test_exact_duplicate_of_a_superseded_memory_stays_superseded() -> None:
         (UNCERTAIN_JACCARD, None, WriteAction.INSERT, ("m1",)),
         (0.6, NEAR_DUPLICATE_COSINE, WriteAction.REINFORCE, ()),
         (0.6, NEAR_DUPLICATE_COSINE - 0.01, WriteAction.INSERT, ()),
-        (UNCERTAIN_JACCARD - 0.01, None, WriteAction.INSERT, ()),  # below the band: no embedding
-        (UNCERTAIN_JACCARD - 0.01, 0.99, WriteAction.INSERT, ()),  # cosine alone never merges
+        # Below the band an embedding may still find a paraphrase: it is asked for.
+        (UNCERTAIN_JACCARD - 0.01, None, WriteAction.INSERT, ("m1",)),
+        (UNCERTAIN_JACCARD - 0.01, 0.99, WriteAction.REINFORCE, ()),  # a paraphrase merges
+        (0.1, NEAR_DUPLICATE_COSINE - 0.01, WriteAction.INSERT, ()),
     ],
 )
 def test_thresholds(
