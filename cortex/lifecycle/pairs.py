@@ -1,11 +1,13 @@
 """The pairs consolidation compares, found without comparing every memory with every other.
 
-A pair can change a consolidation plan (`cortex.core.lifecycle.consolidate`) only when its word
-Jaccard reaches UNCERTAIN_JACCARD and one of these holds:
+A pair can change a consolidation plan (`cortex.core.lifecycle.consolidate`) only when one of
+these holds:
 
 - its words overlap enough to be a duplicate on words alone (Jaccard >= NEAR_DUPLICATE_JACCARD);
-- its stored vectors are close enough to settle the uncertain band (cosine >= NEAR_DUPLICATE_COSINE);
-- one side negates the other and the rest of their words overlap (>= CONTRADICTION_JACCARD).
+- its stored vectors are close enough to be a paraphrase (cosine >= NEAR_DUPLICATE_COSINE), whatever
+  words it shares;
+- its word Jaccard reaches UNCERTAIN_JACCARD, one side negates the other and the rest of their
+  words overlap (>= CONTRADICTION_JACCARD).
 
 Every other pair of the all-pairs search is dropped by the plan unread, so the plan made from
 the pairs found here is the all-pairs plan. Each condition is an exact similarity join:
@@ -22,7 +24,7 @@ the pairs found here is the all-pairs plan. Each condition is an exact similarit
 - vectors, from the store: `nearest()`, asking for more neighbours until the farthest is below
   the threshold; exact as long as the vector search returns every vector that close (a search
   by binary codes re-ranks its best candidates by their floats: a near-duplicate at cosine
-  0.92 ranks among them unless hundreds of others are closer still).
+  0.90 ranks among them unless hundreds of others are closer still).
 
 Only pairs that have a member among `probes` (the memories changed since the last run) are
 found when probes are given.
@@ -249,6 +251,7 @@ def _in_memory(cx: Cortex, store: StoreAdmin, probes: Collection[str] | None) ->
         wanted = set(probes)
         is_probe = np.asarray([t.id in wanted for t in texts], dtype=bool)
     rows: list[tuple[int, int]] = []
+    close = set(_cosine_join(cx, store, texts, groups, is_probe, probing=probes is not None))
     lex_i, lex_j = _join(sets, groups, NEAR_DUPLICATE_JACCARD, np.flatnonzero(is_probe), is_probe)
     rows += zip(lex_i.tolist(), lex_j.tolist(), strict=True)
     # A contradiction needs a polarity word on one side: with every row probing, those rows suffice.
@@ -258,7 +261,7 @@ def _in_memory(cx: Cortex, store: StoreAdmin, probes: Collection[str] | None) ->
     polar_words = sets.polarity_words()
     flips = zip(con_i.tolist(), con_j.tolist(), strict=True)
     rows += [(i, j) for i, j in flips if polar_words[i] != polar_words[j]]
-    rows += _cosine_join(cx, store, texts, groups, is_probe, probing=probes is not None)
+    rows += sorted(close)
     found: dict[tuple[str, str], float] = {}
     for i, j in rows:
         key = pair_key(texts[i].id, texts[j].id)
@@ -266,7 +269,7 @@ def _in_memory(cx: Cortex, store: StoreAdmin, probes: Collection[str] | None) ->
             continue
         inter = sets.overlap(i, j)
         score = inter / (int(sets.sizes[i]) + int(sets.sizes[j]) - inter)
-        if score >= UNCERTAIN_JACCARD:
+        if score >= UNCERTAIN_JACCARD or (i, j) in close:
             found[key] = score
     return found
 
@@ -315,9 +318,11 @@ def _nearest(store: StoreAdmin, index: VectorIndex, vector: bytes) -> set[str]:
 def _can_matter(a: frozenset[str], b: frozenset[str], close: bool) -> float | None:
     """The pair's word Jaccard when it can change a plan (see the module's docstring)."""
     score = jaccard(a, b)
+    if close:
+        return score
     if score < UNCERTAIN_JACCARD:
         return None
-    if score >= NEAR_DUPLICATE_JACCARD or close:
+    if score >= NEAR_DUPLICATE_JACCARD:
         return score
     flipped = (a ^ b) & POLARITY_WORDS
     return (

@@ -2,9 +2,10 @@
 
 The write gate compares a new memory with a handful of keyword neighbours as it arrives;
 consolidation looks at every pair of active memories at once, so it catches what the gate
-could not: duplicates written by concurrent sessions, brought in by `cortex import`, or left
-in the uncertain band until vectors arrived. The thresholds are the gate's, so the two agree
-on what a duplicate is.
+could not: duplicates written by concurrent sessions, brought in by `cortex import`, or
+paraphrases written before their vectors arrived. The thresholds and rules are the gate's, so
+the two agree on what a duplicate is: re-typed words (`distinct.py`) or the same meaning with
+no distinguishing detail (`paraphrase.py`).
 
 A merge keeps one member (the keeper: pinned, then the fullest text) and folds the others
 into it: the highest confidence and priority, every tag and file, the summed access counts,
@@ -27,8 +28,8 @@ from cortex.core.write.gate import (
     NEAR_DUPLICATE_COSINE,
     NEAR_DUPLICATE_JACCARD,
     POLARITY_WORDS,
-    UNCERTAIN_JACCARD,
 )
+from cortex.core.write.paraphrase import negates_differently, paraphrase_difference
 from cortex.core.write.similar import (
     UNMERGEABLE_TYPES,
     SimilarPair,
@@ -88,28 +89,38 @@ def _flips(a: Memory, b: Memory) -> bool:
     return bool((word_set(a.content) ^ word_set(b.content)) & POLARITY_WORDS)
 
 
+def _lexical(a: Memory, b: Memory, p: SimilarPair) -> bool:
+    """A re-typing: words overlap enough and one side may absorb the other without a loss."""
+    if p.jaccard < NEAR_DUPLICATE_JACCARD or _flips(a, b) or negates_differently(a.content, b.content):
+        return False
+    return not (lost_by_merge(a.content, b.content) and lost_by_merge(b.content, a.content))
+
+
 def pairs_needing_cosine(memories: Sequence[Memory], pairs: Sequence[SimilarPair]) -> list[SimilarPair]:
-    """Same-type pairs in the uncertain band: only an embedding can say if they are the same."""
+    """Same-type pairs that are not re-typings but may be paraphrases: only an embedding can
+    say if they mean the same."""
     by_id = {m.id: m for m in memories}
     return [
         p
         for p in pairs
-        if UNCERTAIN_JACCARD <= p.jaccard < NEAR_DUPLICATE_JACCARD
-        and by_id[p.a].type == by_id[p.b].type
-        and not _flips(by_id[p.a], by_id[p.b])
-        and not (
-            lost_by_merge(by_id[p.a].content, by_id[p.b].content, lexical=False)
-            and lost_by_merge(by_id[p.b].content, by_id[p.a].content, lexical=False)
-        )
+        if by_id[p.a].type == by_id[p.b].type
+        and not _lexical(by_id[p.a], by_id[p.b], p)
+        and paraphrase_difference(by_id[p.a].content, by_id[p.b].content) is None
     ]
 
 
-def _duplicate_score(p: SimilarPair, cosines: Mapping[tuple[str, str], float]) -> float | None:
-    """How alike a pair is when it counts as a duplicate (the gate's rule), else None."""
-    if p.jaccard >= NEAR_DUPLICATE_JACCARD:
+def _duplicate_score(
+    a: Memory, b: Memory, p: SimilarPair, cosines: Mapping[tuple[str, str], float]
+) -> float | None:
+    """How alike a pair is when it counts as a duplicate (the gate's rules), else None."""
+    if _lexical(a, b, p):
         return p.jaccard
     cosine = cosines.get((p.a, p.b))
-    if p.jaccard >= UNCERTAIN_JACCARD and cosine is not None and cosine >= NEAR_DUPLICATE_COSINE:
+    if (
+        cosine is not None
+        and cosine >= NEAR_DUPLICATE_COSINE
+        and paraphrase_difference(a.content, b.content) is None
+    ):
         return cosine
     return None
 
@@ -144,9 +155,16 @@ def _clusters(links: Sequence[tuple[str, str, float]]) -> list[tuple[list[str], 
 
 
 def _keeps_every_fact(members: Sequence[Memory]) -> list[Memory]:
-    """The keeper and the members it can absorb without losing a fact they state."""
+    """The keeper and the members it can absorb without losing a fact they state: nothing
+    distinguishing differs, as words or as a paraphrase (the absorbed wording stays, superseded)."""
     keeper, *rest = sorted(members, key=_keeper_order)
-    return [keeper, *(m for m in rest if lost_by_merge(keeper.content, m.content, lexical=False) is None)]
+    return [keeper, *(m for m in rest if _absorbs(keeper.content, m.content))]
+
+
+def _absorbs(kept: str, dropped: str) -> bool:
+    if lost_by_merge(kept, dropped, lexical=False) is None and not negates_differently(kept, dropped):
+        return True
+    return paraphrase_difference(kept, dropped) is None
 
 
 def _union(*groups: Iterable[str]) -> tuple[str, ...]:
@@ -229,14 +247,10 @@ def plan_consolidation(
     links = []
     for p in pairs:
         a, b = by_id[p.a], by_id[p.b]
-        if a.type != b.type or a.type in UNMERGEABLE_TYPES or _flips(a, b):
+        if a.type != b.type or a.type in UNMERGEABLE_TYPES:
             continue
-        lexical = p.jaccard >= NEAR_DUPLICATE_JACCARD
-        if lost_by_merge(a.content, b.content, lexical=lexical) and lost_by_merge(
-            b.content, a.content, lexical=lexical
-        ):
-            continue  # different facts (a number, identifier, negation, technology): never merged
-        score = _duplicate_score(p, cos)
+        # Different facts (a number, identifier, negation, technology) are never merged.
+        score = _duplicate_score(a, b, p, cos)
         if score is not None:
             links.append((p.a, p.b, score))
     links.sort(key=lambda x: (-x[2], x[0], x[1]))
