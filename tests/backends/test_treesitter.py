@@ -3,6 +3,9 @@ regex splitter when a grammar is missing, fails to load, or the file does not pa
 
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -322,3 +325,19 @@ def test_a_cpp_header_named_dot_h_is_read_as_cpp() -> None:
         ("class", "dc::Bignum", "c"),
         ("method", "dc::Bignum.Clamp", "c"),
     ]
+
+
+def test_no_parser_is_imported_until_a_file_is_split() -> None:
+    code = (
+        "import sys, cortex.capture.codeindex, cortex.recall.search, cortex.plugin.hooks\n"
+        "from cortex.backends.treesitter import choose_splitter, splitter_by_language\n"
+        "splitter_by_language(); split = choose_splitter()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tree_sitter')))\n"
+        "split('a.go', 'package a\\n')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tree_sitter')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    before, after = out.splitlines()
+    assert before == "[]"
+    loaded = {m.split(".")[0] for m in ast.literal_eval(after)}
+    assert loaded == {"tree_sitter", "tree_sitter_go"}  # the bindings and the one grammar needed
