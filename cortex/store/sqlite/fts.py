@@ -82,8 +82,15 @@ def search_sql(columns: str, where: str) -> str:
     best first. Parameters: the MATCH text, those of `where`, then the row limit."""
     return (
         f"SELECT {columns}, {BM25} FROM {TABLE} JOIN memories m ON m.n = {TABLE}.rowid "
-        f"WHERE {TABLE} MATCH ? AND {where} ORDER BY {BM25} LIMIT ?"
+        f"WHERE {TABLE} MATCH ? AND {where} ORDER BY {BM25}, {TABLE}.rowid LIMIT ?"
     )
+
+
+def top_sql() -> str:
+    """The best-scoring rows of the index alone: rowid and BM25, best first. Parameters: the
+    MATCH text, then the row limit. Cheaper than `search_sql` when many rows match: no lookup of
+    each matching row's memory."""
+    return f"SELECT rowid, {BM25} FROM {TABLE} WHERE {TABLE} MATCH ? ORDER BY {BM25}, rowid LIMIT ?"
 
 
 def match_word_groups(groups: Sequence[Sequence[str]], required: Sequence[str] = ()) -> str | None:

@@ -16,6 +16,8 @@ from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS, marks
 from cortex.store.sqlite.connection import Connection
 from cortex.store.sqlite.records import write_journal
 
+TOP_OVERFETCH = 4  # keyword search: rows ranked by the index alone per result wanted
+
 
 class MemoryTable:
     """Memory reads and writes; every write is journaled in the same transaction."""
@@ -130,6 +132,17 @@ class MemoryTable:
         match = fts.match_text(query)
         if match is None:
             return []
+        # The index ranks on its own first; the memories of its best rows are then checked for
+        # status. Only when too few of those qualify does the ranking join every match.
+        fetch = limit * TOP_OVERFETCH
+        top = self.conn.execute(fts.top_sql(), (match, fetch)).fetchall()
+        if not top:
+            return []
+        rows = codec.ids_for_rows(self.conn, [n for n, _ in top])
+        allowed = set(statuses)
+        kept = [(rows[n][0], -float(score)) for n, score in top if n in rows and rows[n][1] in allowed]
+        if len(kept) >= limit or len(top) < fetch:  # enough, or every match was seen
+            return kept[:limit]
         sql = fts.search_sql("m.id", f"m.status IN ({marks(statuses)})")
         return [(r[0], -float(r[1])) for r in self.conn.execute(sql, (match, *statuses, limit))]
 

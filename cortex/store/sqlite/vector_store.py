@@ -10,9 +10,6 @@ from cortex.store.port import VectorHit, VectorIndex
 from cortex.store.sqlite import chunk_vectors, codec, vector_matrix, vectors
 from cortex.store.sqlite.connection import Connection, data_version
 
-# What can change how many memories wait for a vector, besides another connection's commit and
-# this process's vector writes: a new memory (max n) or a memory entering or leaving the queue.
-LIVE_SHAPE_SQL = f"SELECT max(n), (SELECT count(*) FROM memories m WHERE {vectors.EMBEDDABLE}) FROM memories"
 MAX_PENDING_KEYS = 64
 # (connection id, table) -> (connection, store version, count): recall asks on every query,
 # the answer changes only when the store does.
@@ -58,11 +55,10 @@ class VectorMethods:
     def count_unembedded(self, index: str | None) -> int:
         """How many memories `unembedded` would return, counted once per change of the store."""
         conn = self.conn
-        version = (
-            data_version(conn),
-            tuple(conn.execute(LIVE_SHAPE_SQL).fetchone()),
-            vector_matrix.generation(),
-        )
+        # Another connection's commit moves data_version; this connection's own writes (a new
+        # memory, a vector, a status change) move total_changes. Neither reads the store, so a
+        # warm recall at 100,000 memories no longer counts them per query (~40 ms).
+        version = (data_version(conn), conn.raw.total_changes, vector_matrix.generation())
         key = (id(conn.raw), index or "")
         held = _PENDING.get(key)
         if held is not None and held[0] is conn.raw and held[1] == version:

@@ -1,0 +1,67 @@
+"""The count of memories waiting for a vector is kept between queries, and follows every change:
+this connection's own writes as well as another connection's commits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cortex.core.model import Memory, Scope, Status
+from cortex.store import open as stores
+from cortex.store.packing import pack
+from cortex.store.port import StoreAdmin
+from tests.conftest import T0
+
+
+@pytest.fixture
+def opened(tmp_path: Path) -> Iterator[Callable[[], StoreAdmin]]:
+    made: list[StoreAdmin] = []
+
+    def open_one() -> StoreAdmin:
+        store = stores.open_store(Scope.PROJECT, tmp_path / "memories", kind="sqlite")
+        made.append(store)
+        return store
+
+    yield open_one
+    for store in made:
+        store.close()
+
+
+def put(store: StoreAdmin, *memories: Memory) -> None:
+    with store.transaction():
+        for m in memories:
+            store.insert_memory(m, "test", T0)
+
+
+def test_the_count_follows_this_connections_writes_and_anothers(
+    opened: Callable[[], StoreAdmin], make_memory: Callable[..., Memory]
+) -> None:
+    store = opened()
+    if not store.vectors:
+        pytest.skip(f"this store cannot hold vectors here: {store.vector_note}")
+    a, b = make_memory("alpha note"), make_memory("beta note")
+    put(store, a, b)
+    with store.transaction():
+        table = store.ensure_vector_index("fake-4", 4, T0)
+    assert store.count_unembedded(table) == 2
+    assert store.count_unembedded(table) == 2  # asked again: nothing changed
+
+    with store.transaction():
+        store.write_vectors(table, [(a.id, pack([1, 0, 0, 0]))])
+    assert store.count_unembedded(table) == 1  # a vector written here
+
+    c = make_memory("gamma note")
+    put(store, c)
+    assert store.count_unembedded(table) == 2  # a new memory here
+
+    with store.transaction():
+        store.update_memory(b, replace(b, status=Status.SUPERSEDED), "test", T0, "supersede")
+    assert store.count_unembedded(table) == 1  # a memory left the queue
+
+    other = opened()
+    put(other, make_memory("delta note"), make_memory("epsilon note"))
+    assert store.count_unembedded(table) == 3  # another connection's commit
+    assert store.count_unembedded(table) == len(store.unembedded(table))
