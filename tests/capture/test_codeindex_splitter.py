@@ -111,3 +111,17 @@ def test_a_file_tree_sitter_cannot_parse_is_still_indexed(fcx: Cortex, project: 
     write(project, "src/half.js", "function a() {\n  return 1;\n}\n}\nfunction b() {\n  return 2;\n}\n")
     report = codeindex.index_code(fcx, "src/half.js")
     assert report.stored == ["src/half.js:a", "src/half.js:b"]
+
+
+def test_overloads_are_one_symbol_so_reindexing_is_a_no_op(fcx: Cortex, project: Path) -> None:
+    write(
+        project,
+        "src/of.ts",
+        "export function of(a: number): number;\nexport function of(a: string): string;\n"
+        "export function of(a: any): any {\n  return a;\n}\n",
+    )
+    first = codeindex.index_code(fcx, "src/of.ts")
+    assert first.stored == ["src/of.ts:of"] and not first.updated
+    assert "a: string" in contents(fcx, "src/of.ts:of")[MemoryType.CODE]
+    again = codeindex.index_code(fcx, "src/of.ts")
+    assert again.unchanged == ["src/of.ts:of"] and not again.updated
