@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cortex.briefing.stale import _relative_path as relative_path
 from cortex.core.code.anchors import Anchor, AnchorCheck, AnchorState, describe, symbol_hash
 from cortex.core.code.parse import parse_symbols
 from cortex.shell import git, git_objects
@@ -231,6 +232,24 @@ def anchor_checks(
         out.update(_judge(checker, store.read_moved_anchors(known)) if known else {})
     checker.cache.save(cache_file)
     return out
+
+
+def read_gone_paths(
+    root: Path, paths: Iterable[str], cache_file: Path | None = None
+) -> dict[str, str | None]:
+    """`stale.read_gone_paths` answered from the blob ids cached for HEAD (a git process only
+    for paths not asked at this HEAD yet)."""
+    rel = {f: relative_path(f, root) for f in paths}
+    checker = _checker(root, cache_file) if any(rel.values()) else None
+    if checker is None:
+        return dict.fromkeys(rel)
+    checker.blobs(r for r in rel.values() if r)
+    checker.cache.save(cache_file)
+    blobs = checker.cache.blobs
+    return {
+        f: r if r and r in blobs and blobs[r] is None and not (root / r).exists() else None
+        for f, r in rel.items()
+    }
 
 
 def marks(checks: Mapping[str, Sequence[AnchorCheck]]) -> dict[str, str]:

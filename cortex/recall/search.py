@@ -88,14 +88,15 @@ def stale_marks(cx: Cortex, stores: Sequence[MemoryStore], hits: Sequence[Hit]) 
     mine = [h.memory for h in hits if h.memory.scope is Scope.PROJECT]
     if not project or not mine:
         return {}
-    from cortex.briefing.anchors import anchor_checks, cache_path, marks
-    from cortex.briefing.stale import read_stale_ids
+    from cortex.briefing.anchors import anchor_checks, cache_path, marks, read_gone_paths
+    from cortex.briefing.stale import flag_stale
 
-    root = cx.paths.root
+    root, cache = cx.paths.root, cache_path(cx.paths.briefing_dir)
     try:
-        out = marks(anchor_checks(root, project, [m.id for m in mine], cache_path(cx.paths.briefing_dir)))
+        out = marks(anchor_checks(root, project, [m.id for m in mine], cache))
         with_files = [m for m in mine if m.source.files and m.id not in out]
-        for mid in sorted(read_stale_ids(root, with_files)) if with_files else ():
+        paths = {f for m in with_files for f in m.source.files}
+        for mid in sorted(flag_stale(with_files, read_gone_paths(root, paths, cache))) if paths else ():
             out[mid] = "stale: file gone"
     except Exception as exc:  # a mark is a courtesy; never fail a recall for it
         log.warning("stale marks skipped: %s", exc)

@@ -14,7 +14,7 @@ from cortex.briefing.deliver import render_current
 from cortex.capture.codeindex import index_code
 from cortex.capture.manual import remember
 from cortex.core.briefing.compose import BriefingPart
-from cortex.core.model import Scope
+from cortex.core.model import Scope, Source
 from cortex.core.output.documents import recall_to_dict
 from cortex.core.recall.decide import RecallRequest
 from cortex.lifecycle.staleness import STALE_CONFIDENCE_FACTOR, after_turn
@@ -42,9 +42,9 @@ OLD = '''def legacy_payload(data):
     """Turn a v1 payload into a v2 one."""
     return data
 '''
-UTIL = '''def slugify(text):
+UTIL = """def slugify(text):
     return text.lower()
-'''
+"""
 NOTES = {
     "settings": "Settings in app/config.py reads the cache from REDIS_URL",
     "loader": "load_settings in app/config.py falls back to defaults when the file is missing",
@@ -64,7 +64,12 @@ def write(root: Path, rel: str, text: str) -> None:
 @pytest.fixture
 def anchored(cx: Cortex, project: Path) -> dict[str, str]:
     """Four files committed, a note about each (and one about none); returns note key -> id."""
-    for rel, text in (("app/config.py", CONFIG), ("app/db.py", DB), ("app/old.py", OLD), ("app/util.py", UTIL)):
+    for rel, text in (
+        ("app/config.py", CONFIG),
+        ("app/db.py", DB),
+        ("app/old.py", OLD),
+        ("app/util.py", UTIL),
+    ):
         write(project, rel, text)
     git(project, "add", "app")
     git(project, "commit", "-q", "-m", "the app")
@@ -195,3 +200,21 @@ def test_audit_finds_a_stale_anchor(cx: Cortex, project: Path, anchored: dict[st
     assert set(found.health.stale) == {anchored[k] for k in ("settings", "legacy", "util")}
     assert found.health.stale[anchored["settings"]].startswith("may be stale: `app/config.py:Settings`")
     assert found.health.rate(len(found.health.stale)) == round(3 / found.health.memories, 4)
+
+
+def test_recall_marks_a_memory_whose_files_are_all_gone_as_the_briefing_does(
+    cx: Cortex, project: Path
+) -> None:
+    write(project, "docs/runbook.md", "# runbook\n")
+    git(project, "add", "docs")
+    git(project, "commit", "-q", "-m", "runbook")
+    (project / "docs" / "runbook.md").unlink()  # gone before the note: nothing to anchor
+    gone = remember(cx, "the runbook covers the restore drill", source=Source(files=("docs/runbook.md",)))
+    kept = remember(cx, "the readme covers the restore drill too", source=Source(files=("README.md",)))
+    assert cx.store(Scope.PROJECT, create=False).read_anchors([gone.memory.id]) == {}  # type: ignore[union-attr]
+    marks = recalled_marks(cx, "restore drill runbook readme")
+    assert marks[kept.memory.id] is None and marks[gone.memory.id] is None  # still at HEAD
+    git(project, "commit", "-q", "-am", "no runbook")
+    marks = recalled_marks(cx, "restore drill runbook readme")
+    assert marks == {gone.memory.id: "stale: file gone", kept.memory.id: None}
+    assert render_current(cx).stale == {gone.memory.id}
