@@ -9,7 +9,8 @@ back with the description through a `source_of` link.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 
 from cortex.core.code.parse import (
     LINE_COMMENT,
@@ -166,11 +167,34 @@ def render_code(sym: CodeSymbol, path: str) -> str:
     return f"{header}\n{code}"
 
 
+def unique_symbols(symbols: list[CodeSymbol], text: str) -> list[CodeSymbol]:
+    """One symbol per key: consecutive definitions of one name (overloads, a property and its
+    setter) become one symbol spanning them; a name defined again further on (a variant per
+    platform, functions a macro makes) is numbered `name~2`, `name~3`, so each keeps its own key
+    and re-indexing an unchanged file changes nothing."""
+    lines = text.splitlines()
+    merged: list[CodeSymbol] = []
+    for sym in symbols:
+        prev = merged[-1] if merged else None
+        if prev is not None and (prev.qualname, prev.kind) == (sym.qualname, sym.kind):
+            end = max(prev.end_line, sym.end_line)
+            merged[-1] = replace(prev, end_line=end, code="\n".join(lines[prev.start_line - 1 : end]))
+        else:
+            merged.append(sym)
+    seen: Counter[str] = Counter()
+    out = []
+    for sym in merged:
+        seen[sym.qualname] += 1
+        n = seen[sym.qualname]
+        out.append(sym if n == 1 else replace(sym, qualname=f"{sym.qualname}~{n}"))
+    return out
+
+
 def plan_pairs(
     path: str, text: str, wanted: str | None = None, split: Splitter = parse_symbols
 ) -> list[CodePair]:
     """The code/description pairs for a file, or for one symbol of it (`wanted`), split by `split`."""
-    symbols = split(path, text)
+    symbols = unique_symbols(split(path, text), text)
     chosen = find_symbol(symbols, wanted) if wanted else top_level(symbols)
     pairs = []
     for sym in chosen:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 LANGUAGES: dict[str, str] = {
     ".py": "python", ".pyi": "python", ".js": "javascript", ".jsx": "javascript",
@@ -279,18 +279,6 @@ def parse_symbols(path: str, text: str) -> list[CodeSymbol]:
     return found or [_module_symbol(path, text, language, lines)]
 
 
-def _one_per_name(spans: list[SymbolSpan]) -> list[SymbolSpan]:
-    """One span per qualified name: overloads and per-platform variants of one function become one
-    symbol from the first to the last (its key stays unique; no variant is left out)."""
-    merged: dict[str, SymbolSpan] = {}
-    for span in spans:
-        seen = merged.get(span.qualname)
-        merged[span.qualname] = (
-            span if seen is None else replace(seen, end_line=max(seen.end_line, span.end_line))
-        )
-    return list(merged.values())
-
-
 def symbols_from_spans(path: str, text: str, spans: list[SymbolSpan]) -> list[CodeSymbol]:
     """A parser's spans as `CodeSymbol`s, with signature, doc and code taken as `parse_symbols`
     takes them (a doc comment directly above a symbol belongs to it); a module if none."""
@@ -299,7 +287,6 @@ def symbols_from_spans(path: str, text: str, spans: list[SymbolSpan]) -> list[Co
     comment = LINE_COMMENT.get(language, "//")
     starts = _scan_python(lines) if language == "python" else []
     out: list[CodeSymbol] = []
-    spans = _one_per_name(spans)
     for span in spans:
         first, last, head = span.start_line - 1, min(span.end_line, len(lines)) - 1, span.def_line - 1
         if not 0 <= first <= head <= last:
@@ -310,7 +297,8 @@ def symbols_from_spans(path: str, text: str, spans: list[SymbolSpan]) -> list[Co
         else:
             first, doc = _doc_comment(lines, first, comment)
             signature = lines[head].strip().rstrip("{").strip()
-        children = tuple(s.name for s in spans if s.kind == "method" and s.owner == span.qualname)
+        methods = (s.name for s in spans if s.kind == "method" and s.owner == span.qualname)
+        children = tuple(dict.fromkeys(methods))  # a property and its setter: one name
         code = "\n".join(lines[first : last + 1])
         out.append(
             CodeSymbol(

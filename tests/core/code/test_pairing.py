@@ -15,6 +15,7 @@ from cortex.core.code.pairing import (
     split_identifier,
     split_target,
     symbol_key,
+    unique_symbols,
 )
 from cortex.core.code.parse import language_for, parse_symbols
 
@@ -221,3 +222,19 @@ def test_generated_python_files_split_into_exactly_their_functions(
         assert s.code.endswith("return b")
         assert s.doc == (f"Doc of {name}." if documented else "")
         ends.append(s.end_line)
+
+
+def test_one_key_per_symbol_overloads_merge_and_later_redefinitions_are_numbered() -> None:
+    ts = (
+        "export function of(a: number): number;\nexport function of(a: string): string;\n"
+        "export function of(a: any): any {\n  return a;\n}\n"
+    )
+    (of,) = unique_symbols(parse_symbols("a.ts", ts), ts)
+    assert (of.qualname, of.start_line, of.end_line) == ("of", 1, 5) and of.code == ts.rstrip("\n")
+    py = (
+        "if sys.platform == 'win32':\n    pass\n\n\ndef lock(fd):\n    return 1\n\n\ndef unlock(fd):\n"
+        "    pass\n\n\ndef lock(fd):\n    return 2\n"
+    )
+    keys = [p.key for p in plan_pairs("m.py", py)]
+    assert keys == ["m.py:lock", "m.py:unlock", "m.py:lock~2"]
+    assert "return 2" in plan_pairs("m.py", py, "lock~2")[0].code

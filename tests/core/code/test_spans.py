@@ -63,22 +63,3 @@ def test_plan_pairs_uses_the_splitter_it_is_given() -> None:
 
     assert [p.key for p in plan_pairs("m.py", PY)] == ["m.py:load", "m.py:Box"]
     assert [p.key for p in plan_pairs("m.py", PY, split=one_symbol)] == ["m.py:only"]
-
-
-def test_one_symbol_per_name_overloads_and_platform_variants_stay_whole() -> None:
-    text = (
-        "if sys.platform == 'win32':\n    def lock(fd):\n        return 1\nelse:\n    def lock(fd):\n"
-        "        return 2\n\n\nclass C:\n    @property\n    def x(self):\n        return 1\n\n"
-        "    @x.setter\n    def x(self, v):\n        pass\n"
-    )
-    spans = [
-        SymbolSpan("lock", "lock", "function", 2, 2, 3),
-        SymbolSpan("lock", "lock", "function", 5, 5, 6),
-        SymbolSpan("C", "C", "class", 9, 9, 16),
-        SymbolSpan("x", "C.x", "method", 10, 11, 12, owner="C"),
-        SymbolSpan("x", "C.x", "method", 14, 15, 16, owner="C"),
-    ]
-    lock, c, x = symbols_from_spans("m.py", text, spans)
-    assert (lock.qualname, lock.start_line, lock.end_line) == ("lock", 2, 6)
-    assert "return 1" in lock.code and "return 2" in lock.code  # both variants, one key
-    assert c.children == ("x",) and (x.start_line, x.end_line) == (10, 16)
