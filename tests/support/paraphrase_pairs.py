@@ -705,7 +705,180 @@ SAME_TOPIC = (
     ),
 )
 
+# Written after the rule and the threshold were fixed, and never used to adjust them: the
+# benchmark reports them apart as an estimate on notes the rule was not tuned on.
+HELD_OUT = (
+    _p(
+        "The GitHub Actions workflow deploys to staging on every merge to main",
+        "Every merge to main triggers the GitHub Actions workflow that deploys to staging",
+        "context",
+    ),
+    _p(
+        "Image thumbnails are generated lazily on first request and then cached in the CDN",
+        "We generate thumbnails lazily the first time they are requested, then the CDN caches them",
+        "architecture",
+    ),
+    _p(
+        "The Postgres connection pool is capped at 20 connections per pod",
+        "Each pod may open at most 20 connections in its Postgres pool",
+        "context",
+    ),
+    _p(
+        "Never log full card numbers; mask all but the last four digits",
+        "Card numbers must be masked in logs except for their last four digits, never logged in full",
+        "pattern",
+    ),
+    _p(
+        "The cron that cleans expired sessions runs every 15 minutes",
+        "Expired sessions are cleaned up by a cron job every 15 minutes",
+        "context",
+    ),
+    _p(
+        "Swagger UI is disabled in production builds",
+        "Production builds ship with Swagger UI disabled",
+        "context",
+    ),
+    _p(
+        "We picked FastAPI over Flask for the new service because we want async handlers and typed models",
+        "The new service uses FastAPI rather than Flask since we need async handlers and typed models",
+    ),
+    _p(
+        "Mocking the clock with freezegun breaks the asyncio event loop in these tests",
+        "In these tests, freezegun's frozen clock breaks the asyncio event loop",
+        "gotcha",
+    ),
+    _p(
+        "Search results are paginated with cursors, not offsets",
+        "We paginate search results using cursors instead of offsets",
+        "pattern",
+    ),
+    _p(
+        "A user can belong to several organisations, and permissions are granted per organisation",
+        "Permissions are granted per organisation, and one user may belong to several of them",
+        "architecture",
+    ),
+    _p(
+        "Feature branches are deleted automatically after their pull request is merged",
+        "Once a pull request is merged, its feature branch gets deleted automatically",
+        "pattern",
+    ),
+    _p(
+        "The mobile release needs a manual approval in App Store Connect before it goes live",
+        "Before the mobile release goes live, someone has to approve it manually in App Store Connect",
+        "context",
+    ),
+    _p(
+        "Integration tests hit a local MinIO instead of the real S3",
+        "Instead of the real S3, the integration tests talk to a local MinIO",
+        "pattern",
+    ),
+    _p(
+        "The analytics events are batched and flushed every 5 seconds",
+        "Analytics events get flushed in batches every 5 seconds",
+        "architecture",
+    ),
+    _p(
+        "Prefer early returns over deeply nested if statements",
+        "Use early returns instead of nesting if statements deeply",
+        "preference",
+    ),
+    _n(
+        "number",
+        "The Postgres connection pool is capped at 20 connections per pod",
+        "The Postgres connection pool is capped at 50 connections per pod",
+        "context",
+    ),
+    _n(
+        "negation",
+        "Swagger UI is disabled in production builds",
+        "Swagger UI is enabled in production builds",
+        "context",
+    ),
+    _n(
+        "technology",
+        "Integration tests hit a local MinIO instead of the real S3",
+        "Integration tests hit a local LocalStack instead of the real S3",
+        "pattern",
+    ),
+    _n(
+        "number",
+        "The cron that cleans expired sessions runs every 15 minutes",
+        "The cron that cleans expired sessions runs every 15 hours",
+        "context",
+    ),
+    _n(
+        "technology",
+        "We picked FastAPI over Flask for the new service",
+        "We picked Flask over FastAPI for the new service",
+    ),
+    _n(
+        "negation",
+        "Feature branches are deleted automatically after their pull request is merged",
+        "Feature branches are not deleted automatically after their pull request is merged",
+        "pattern",
+    ),
+    _n(
+        "identifier",
+        "The rate limiter reads its limits from config/limits.yaml",
+        "The rate limiter reads its limits from config/quotas.yaml",
+        "architecture",
+    ),
+    _n(
+        "version",
+        "The Android app targets SDK 34 from the next release",
+        "The Android app targets SDK 35 from the next release",
+        "context",
+    ),
+    _n(
+        "date",
+        "The certificate for api.example.com expires on 2026-09-14",
+        "The certificate for api.example.com expires on 2026-10-14",
+        "context",
+    ),
+    _n(
+        "direction",
+        "Analytics events are flushed before the page unloads",
+        "Analytics events are flushed after the page unloads",
+        "architecture",
+    ),
+    _n(
+        "negation",
+        "Never log full card numbers",
+        "Always log full card numbers for the fraud team",
+        "pattern",
+    ),
+    _n(
+        "number",
+        "Mask all but the last four digits of card numbers in logs",
+        "Mask all but the last two digits of card numbers in logs",
+        "pattern",
+    ),
+    _n(
+        "same topic",
+        "The GitHub Actions workflow deploys to staging on every merge to main",
+        "The GitHub Actions workflow caches the Docker layers between runs",
+        "context",
+    ),
+    _n(
+        "same topic",
+        "Search results are paginated with cursors, not offsets",
+        "Search results are ranked by recency when the query is empty",
+        "pattern",
+    ),
+    _n(
+        "same topic",
+        "A user can belong to several organisations",
+        "A user's organisation is chosen at login from the subdomain",
+        "architecture",
+    ),
+)
+
 
 def labelled() -> list[Labelled]:
-    """Every hand-written pair, paraphrases first."""
+    """Every hand-written pair the rule was calibrated on, paraphrases first."""
     return [*PARAPHRASES, *NEAR_MISSES, *SAME_TOPIC]
+
+
+def held_out() -> list[Labelled]:
+    """The pairs written after the rule was fixed."""
+    return list(HELD_OUT)

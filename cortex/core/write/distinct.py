@@ -159,7 +159,8 @@ def lost_by_merge(kept: str, dropped: str, *, lexical: bool = True) -> str | Non
     A negation on either side only is a different fact; otherwise `dropped` may go when every
     number (in order), identifier, named technology, proper noun and opposite word ("before",
     "reads") it has is in `kept`. A `lexical` merge (decided by shared words alone) also
-    refuses a replaced content word; a merge an embedding judged the same meaning does not.
+    refuses a replaced content word and the same names in another order; a merge an
+    embedding judged the same meaning does not.
     """
     words_kept, words_dropped = word_set(kept), word_set(dropped)
     if (words_kept ^ words_dropped) & NEGATION_WORDS:
@@ -179,6 +180,8 @@ def lost_by_merge(kept: str, dropped: str, *, lexical: bool = True) -> str | Non
         return "opposite"
     if lexical and _content(only_dropped) and _content(only_kept):
         return "wording"  # a word replaced by another: "importer" / "exporter"
+    if lexical and not same_names_order(kept, dropped):
+        return "order"  # the same names in another order: "FastAPI over Flask" / "Flask over FastAPI"
     return None
 
 
@@ -186,6 +189,26 @@ def distinguishing_difference(a: str, b: str, *, lexical: bool = True) -> str | 
     """Why `a` and `b` state different facts despite their shared words (None: nothing
     distinguishing differs, either may be merged into the other)."""
     return lost_by_merge(a, b, lexical=lexical) or lost_by_merge(b, a, lexical=lexical)
+
+
+@functools.lru_cache(maxsize=4096)
+def _named(text: str) -> tuple[str, ...]:
+    """The identifiers, named technologies and proper nouns of `text`, in order (case-folded)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        folded = tok.casefold()
+        named = tok[0].isupper() and len(tok) > 1 and not _sentence_initial(text, m.start())
+        if _is_identifier(tok) or folded in TECHNOLOGIES or named:
+            out.append(folded)
+    return tuple(out)
+
+
+def same_names_order(text_a: str, text_b: str) -> bool:
+    """The names both texts have come in the same order in each (first mentions)."""
+    a, b = _named(text_a), _named(text_b)
+    common = set(a) & set(b)
+    return [x for x in dict.fromkeys(a) if x in common] == [x for x in dict.fromkeys(b) if x in common]
 
 
 def _content(ws: frozenset[str]) -> frozenset[str]:

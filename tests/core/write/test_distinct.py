@@ -63,6 +63,11 @@ DIFFERENT = [
     ),
     ("The release is planned for Tuesday at noon", "The release is planned for Thursday at noon", "number"),
     ("Ask Alice before changing the deploy pipeline", "Ask Bob before changing the deploy pipeline", "name"),
+    (
+        "We picked FastAPI over Flask for the new service",
+        "We picked Flask over FastAPI for the new service",
+        "order",
+    ),
 ]
 
 SAME = [

@@ -46,6 +46,11 @@ DIFFERENT = [
     ("Batch size for the importer is 80 rows", "Batch size for the exporter is 80 rows", "opposite"),
     ("We store the audit events in MySQL", "We store the access events in MySQL", "wording"),
     ("Deploys need an approval in production", "Deploys need an approval", "opposite"),
+    (
+        "We picked FastAPI over Flask for the new service",
+        "We picked Flask over FastAPI for the new service",
+        "order",
+    ),
 ]
 
 
