@@ -32,6 +32,7 @@ from cortex.shell.briefing_files import (
     read_stable_record,
 )
 from cortex.shell.git import HeadRef, read_head_ref
+from cortex.shell.usage_log import append_note
 
 log = logging.getLogger("cortex.briefing.session_start")
 
@@ -136,6 +137,7 @@ def plan_session_start(payload: Mapping[str, Any], env: Mapping[str, str]) -> St
         digests = record.digests if record else ()
         if cached is not None:
             text = plan_context(block, cached, digests, "", head)
+            _record_briefed(root, payload, cached, block, digests)
             # Teammates' shares reach the cache only through a render: queue one for next time.
             refresh = _team_render_due(cached, root, env)
         else:
@@ -144,6 +146,36 @@ def plan_session_start(payload: Mapping[str, Any], env: Mapping[str, str]) -> St
         log.warning("SessionStart briefing skipped: %s: %s", type(exc).__name__, exc, exc_info=True)
         return None
     return StartPlan(_output(text), refresh, root, cwd)
+
+
+def briefed_ids(cached: CachedBriefing, block: str | None, written_digests: Collection[str]) -> list[str]:
+    """The ids of the notes a session starting now is shown: the stable and moment parts when
+    the rules file carries the stable part, else the full part."""
+    digest = digest_text(block) if block else None
+    carried = digest is not None and digest in {*written_digests, cached.stable_digest}
+    out: list[str] = []
+    for part in ("stable", "moment") if carried else ("full",):
+        meta = cached.meta.get(part)
+        shown = meta.get("shown") if isinstance(meta, dict) else None
+        out += [i for i in shown or () if isinstance(i, str)]
+    return out
+
+
+def _record_briefed(
+    root: Path,
+    payload: Mapping[str, Any],
+    cached: CachedBriefing,
+    block: str | None,
+    digests: Collection[str],
+) -> None:
+    """One appended line: what this session was briefed (the worker later judges its use)."""
+    session = payload.get("session_id")
+    ids = briefed_ids(cached, block, digests) if isinstance(session, str) and session else []
+    if ids:
+        try:
+            append_note(root / STORE_DIR, str(session), "briefed", ids)
+        except OSError as exc:
+            log.info("briefed ids not recorded: %s", exc)
 
 
 _TEAM_DSN = re.compile(r"""^\s*team_dsn\s*=\s*(["'])\s*[^"'\s]""", re.MULTILINE)

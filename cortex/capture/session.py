@@ -64,6 +64,7 @@ class SessionReport:
     lagged: bool = False  # the turn's last message was not in the transcript yet
     error: str | None = None
     touched: dict[Scope, dict[str, Memory]] = field(default_factory=dict)
+    read: list[Message] = field(default_factory=list)  # the messages read (use feedback judges them)
 
     def count(self, outcomes: Sequence[WriteOutcome]) -> None:
         for o in outcomes:
@@ -175,6 +176,7 @@ def _commit_chunk(
     found = _candidates(cx, messages, git, entry.session_id) if messages else []
     report.chunks += 1
     report.messages += len(messages)
+    report.read.extend(messages)
     report.candidates += len(found)
     local = [s for s in found if writer.candidate_scope(s.candidate) == Scope.PROJECT]
     shared = [s for s in found if writer.candidate_scope(s.candidate) == Scope.GLOBAL]

@@ -23,6 +23,7 @@ from cortex.cli import (
     scrub,
     serve,
     setup,
+    stats,
     team,
 )
 from cortex.cli.group import CortexGroup, cli, exit_quietly
@@ -40,6 +41,7 @@ COMMANDS: tuple[click.Command, ...] = (
     admin.status,
     admin.doctor,
     audit.audit,
+    stats.stats,
     admin.backfill,
     setup.init,
     setup.upgrade,

@@ -342,4 +342,24 @@ def user_prompt_submit(payload: dict[str, Any], root: Path, env: Mapping[str, st
         if worker.is_alive():
             log.info("prompt lookup passed its %d ms budget; nothing added", settings.user_prompt_budget_ms)
         return None
+    _record_recalled(root, payload, answer[0])
     return answer[0]
+
+
+def _record_recalled(root: Path, payload: Mapping[str, Any], output: Mapping[str, Any] | None) -> None:
+    """One appended line: the memories the prompt lookup added (the worker judges their use)."""
+    session = payload.get("session_id")
+    context = (output or {}).get("hookSpecificOutput", {}).get("additionalContext", "")
+    if not (isinstance(session, str) and session and isinstance(context, str)):
+        return
+    import re
+
+    ids = re.findall(r"^- ([0-9a-f]{6,}) · ", context, re.MULTILINE)
+    if not ids:
+        return
+    from cortex.shell.usage_log import append_note
+
+    try:
+        append_note(root / STORE_DIR, session, "recalled", ids, via="prompt")
+    except OSError as exc:
+        log.info("recalled ids not recorded: %s", exc)

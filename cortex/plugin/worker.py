@@ -117,6 +117,7 @@ def _batch(
         failpoint("worker.before_queue_delete")  # committed, still queued: the rerun finds nothing new
         delete_files(item.files)
         failpoint("worker.after_queue_delete")
+        _use_feedback(cx, item, session)
         report.sessions.append(session)
         read_any = read_any or session.messages > 0
         for scope, memories in session.touched.items():
@@ -142,6 +143,20 @@ def _batch(
     for cwd in cwds:
         _refresh_briefing(cx, cwd)
     failpoint("worker.after_briefing")
+
+
+def _use_feedback(cx: Cortex, item: SessionWork, session: SessionReport) -> None:
+    """Which briefed or recalled memories the turn used (best effort: capture is done)."""
+    try:
+        from cortex.lifecycle.usage import finish_idle, observe
+
+        captured = [m for memories in session.touched.values() for m in memories.values()]
+        observe(cx, item.entry.session_id, session.read, closed=item.closed, captured=captured)
+        finish_idle(cx)
+    except Exception as exc:
+        log.warning("use feedback skipped (%s: %s)", type(exc).__name__, exc, exc_info=True)
+    finally:
+        session.read.clear()  # judged: the run's report need not hold every message
 
 
 def _is_cortex_error(exc: BaseException) -> bool:

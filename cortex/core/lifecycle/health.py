@@ -49,6 +49,11 @@ def junk_kind(content: str) -> str | None:
     return None
 
 
+def never_used(m: Memory) -> bool:
+    """No recall, and no session that used it (use feedback counts an access), ever counted it."""
+    return m.access_count == 0 and m.last_accessed is None
+
+
 @dataclass(slots=True)
 class Health:
     """Content findings of one store's live memories (ids, so a person can look at them)."""
@@ -82,6 +87,6 @@ def content_health(memories: Sequence[Memory]) -> Health:
             health.junk[m.id] = kind
         if any(redact(text).text != text for text in (m.content, m.summary, *m.tags)):
             health.secrets.append(m.id)
-        if m.access_count == 0 and m.last_accessed is None:
+        if never_used(m):
             health.never_used.append(m.id)
     return health

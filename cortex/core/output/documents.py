@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: every CLI command imports this module, ke
     from cortex.core.code.pairing import IndexReport
     from cortex.core.lifecycle.consolidate import ConsolidationPlan, Merge
     from cortex.core.lifecycle.decay import Change
+    from cortex.core.lifecycle.usage import UsageSummary
     from cortex.core.model import Edge, Memory, Scope
     from cortex.core.projection.markdown import Entry
     from cortex.core.projection.plan import ImportPlan
@@ -359,3 +360,22 @@ def audit_to_dict(reports: Iterable[Any]) -> dict[str, Any]:
             }
         )
     return {"clean": all(s["clean"] for s in stores), "stores": stores}
+
+
+def usage_to_dict(s: UsageSummary, never_used: int, active: int) -> dict[str, Any]:
+    """`cortex stats --usage`: verdicts summed over sessions, per memory, and what is demoted."""
+    kinds = ("used", "unused", "contradicted")
+    per = {mid: dict(zip(kinds, n, strict=True)) for mid, n in sorted(s.by_memory.items())}
+    demoted = {
+        mid: {"priority_before": d.base, "ignored_sessions": d.ignored, "priority": d.current}
+        for mid, d in sorted(s.demoted.items())
+    }
+    return {
+        **{k: getattr(s, k) for k in ("sessions", "judged", "briefed", "recalled", "used", "unused")},
+        "contradicted": s.contradicted,
+        "briefed_use_rate": s.use_rate,
+        "never_used": never_used,
+        "never_used_rate": round(never_used / active, 4) if active else 0.0,
+        "memories": per,
+        "demoted": demoted,
+    }
