@@ -14,6 +14,7 @@ from cortex.app import Cortex
 from cortex.briefing.deliver import read_briefing, refresh_briefing
 from cortex.capture.manual import remember
 from cortex.cli.main import cli
+from cortex.core.lifecycle.health import content_health
 from cortex.core.model import EdgeStatus, EdgeType, Scope, Status
 from cortex.lifecycle.usage import META_LEDGER, OP
 from cortex.paths import STORE_DIR
@@ -81,6 +82,8 @@ def test_five_sessions_lift_the_used_memory_and_sink_the_ignored_one(
         after, _ = read_briefing(cx, cwd=project)
         verdicts = [r for r in store.journal_rows() if r["op"] == OP]
         ledger = json.loads(store.get_meta(META_LEDGER) or "{}")
+        never = content_health(store.list_memories(statuses=("active",))).never_used  # what audit reads
+    assert used.id not in never and ignored.id in never
     assert now_used is not None and now_ignored is not None
     assert now_used.access_count == 5
     assert now_ignored.status is Status.ACTIVE and now_ignored.access_count == 0
