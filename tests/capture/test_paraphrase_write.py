@@ -130,3 +130,14 @@ def test_consolidation_finds_paraphrases_the_gate_never_compared(model_cx: Corte
     absorbed = tuple(m.content for m in merge.absorbed)
     _assert_kept_as_evidence(store, merge.keeper.id, absorbed)
     assert len(_briefing_lines_about_webhooks(model_cx)) == 3  # the paraphrases once, each near miss
+
+
+def test_eighty_notes_that_differ_only_in_numbers_stay_eighty_with_the_model(model_cx: Cortex) -> None:
+    # The look-alikes are at cosine 0.88-0.97 of each other: only the numbers tell them apart.
+    for worker in range(1, 9):
+        for n in range(1, 11):
+            text = f"worker {worker} note {n}: unique fact number {worker}-{n} about shard {worker}{n:02d}"
+            outcome = manual.remember(model_cx, text, mem_type="context")
+            assert outcome.action is WriteEffect.STORED, (text, outcome.reason)
+    texts = [t.content for t in _store(model_cx).active_texts() if t.content.startswith("worker ")]
+    assert len(texts) == 80
