@@ -40,7 +40,8 @@ LOCK_WAIT_S = 10.0
 PAGE = 1000  # journal records read at a time
 BATCH = 200  # memories compared with the team store at a time
 CONTRADICTION_CANDIDATES = 20
-IGNORED_OPS = frozenset({"access", "decay", "archive", "prune", "edge", "edge_delete"})  # one's own upkeep
+# One's own upkeep (usage_priority: the briefing priority use feedback lowers or gives back).
+IGNORED_OPS = frozenset({"access", "decay", "archive", "prune", "edge", "edge_delete", "usage_priority"})
 
 
 @dataclass

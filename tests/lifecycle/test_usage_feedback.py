@@ -71,6 +71,7 @@ def test_five_sessions_lift_the_used_memory_and_sink_the_ignored_one(
         ignored = remember(cx, IGNORED, mem_type="gotcha").memory
         refresh_briefing(cx, cwd=project)
         before, _ = read_briefing(cx, cwd=project)
+        seq = cx.write_store(Scope.PROJECT).journal_seq()
     assert before.full.index(ignored.id) < before.full.index(used.id)  # the newer note leads on a tie
 
     for n in range(5):
@@ -82,8 +83,10 @@ def test_five_sessions_lift_the_used_memory_and_sink_the_ignored_one(
         after, _ = read_briefing(cx, cwd=project)
         verdicts = [r for r in store.journal_rows() if r["op"] == OP]
         ledger = json.loads(store.get_meta(META_LEDGER) or "{}")
+        changed = store.changed_ids(seq)
         never = content_health(store.list_memories(statuses=("active",))).never_used  # what audit reads
     assert used.id not in never and ignored.id in never
+    assert ignored.id not in changed  # a priority step says nothing new: consolidation and the team skip it
     assert now_used is not None and now_ignored is not None
     assert now_used.access_count == 5
     assert now_ignored.status is Status.ACTIVE and now_ignored.access_count == 0

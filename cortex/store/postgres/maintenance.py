@@ -21,7 +21,17 @@ if TYPE_CHECKING:
     from cortex.core.write.similar import Text
 
 # Journal ops that never change what a memory says nor bring one back into play.
-QUIET_OPS = ["decay", "archive", "prune", "forget", "supersede", "access", "edge", "edge_delete"]
+QUIET_OPS = [
+    "decay",
+    "archive",
+    "prune",
+    "forget",
+    "supersede",
+    "access",
+    "edge",
+    "edge_delete",
+    "usage_priority",
+]
 
 
 def journal_fingerprint(row: dict[str, Any]) -> str:

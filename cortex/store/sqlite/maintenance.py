@@ -26,7 +26,17 @@ if TYPE_CHECKING:
 log = logging.getLogger("cortex.store.sqlite")
 
 # Journal ops that never change what a memory says nor bring one back into play.
-QUIET_OPS = ("decay", "archive", "prune", "forget", "supersede", "access", "edge", "edge_delete")
+QUIET_OPS = (
+    "decay",
+    "archive",
+    "prune",
+    "forget",
+    "supersede",
+    "access",
+    "edge",
+    "edge_delete",
+    "usage_priority",
+)
 
 
 def journal_fingerprint(row: dict[str, Any]) -> str:
