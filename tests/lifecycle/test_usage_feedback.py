@@ -4,6 +4,7 @@ they ignore sinks (never archived), and a user's correction becomes a suggested 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,9 @@ from cortex.core.model import EdgeStatus, EdgeType, Scope, Status
 from cortex.lifecycle.usage import META_LEDGER, OP
 from cortex.paths import STORE_DIR
 from cortex.plugin import worker
-from cortex.shell.usage_log import USAGE_DIR
+from cortex.shell.usage_log import USAGE_DIR, read_notes
 from tests.support.runtime import assistant_record, run_hook, user_record, worker_lock_held, write_transcript
+from tests.support.transcript_builders import bash_result_record, bash_use_record
 
 USED = "The nightly export runs through `scripts/export_ledger.py` with LEDGER_BATCH_SIZE=500 on the replica."
 IGNORED = (
@@ -147,3 +149,52 @@ def test_a_user_correction_becomes_a_suggested_contradicts_edge(project: Path, c
     assert edges[0].source != old.id
     assert verdict[0]["contradicted"] == [old.id]
     assert now is not None and now.access_count == 0  # a contradiction is no use
+
+
+def test_a_note_recalled_through_cortex_recall_and_then_said_is_used_not_ignored(
+    project: Path, cortex_home: Path
+) -> None:
+    with Cortex.for_cwd(project) as cx:
+        note = remember(cx, USED, mem_type="gotcha").memory
+    sid = "5e551011-0000-4000-8000-000000000201"
+    records = [
+        user_record("How do we export the ledger?", uuid="u1", sessionId=sid),
+        bash_use_record("t1", "cortex recall ledger export"),
+        bash_result_record("t1", f"- {note.id} · gotcha · 2026-11-25\n  {USED}"),
+        assistant_record("m1", {"type": "text", "text": "Found a note."}, uuid="a1", sessionId=sid),
+        user_record("Run it.", uuid="u2", sessionId=sid),
+        assistant_record(
+            "m2",
+            {
+                "type": "text",
+                "text": "Running scripts/export_ledger.py with LEDGER_BATCH_SIZE=500 on the replica.",
+            },
+            uuid="a2",
+            sessionId=sid,
+        ),
+    ]
+    transcript = write_transcript(project.parent / "recall.jsonl", records)
+    with worker_lock_held(project):
+        run_hook("SessionEnd", {"session_id": sid, "transcript_path": str(transcript), "cwd": str(project)})
+    worker.run(project, lag_wait_s=0.0)
+    with Cortex.for_cwd(project) as cx:
+        store = cx.write_store(Scope.PROJECT)
+        [verdict] = [r["payload"] for r in store.journal_rows() if r["op"] == OP]
+        now = store.get(note.id)
+    assert verdict["recalled"] == [note.id] and verdict["used"] == [note.id]
+    assert verdict["briefed"] == [] and verdict["unused"] == []  # a recall is never held against a note
+    assert now is not None and now.access_count == 1 and now.priority == note.priority
+
+
+def test_the_prompt_lookup_records_what_it_added(project: Path, cortex_home: Path) -> None:
+    with Cortex.for_cwd(project) as cx:
+        note = remember(cx, USED, mem_type="gotcha").memory
+    env = {**os.environ, "CORTEX_USER_PROMPT_SUBMIT": "1"}
+    payload = {
+        "session_id": "s-prompt",
+        "cwd": str(project),
+        "prompt": "how does the nightly ledger export run",
+    }
+    assert note.id in run_hook("UserPromptSubmit", payload, env)
+    notes = read_notes(project / STORE_DIR, "s-prompt")
+    assert notes.ids["recalled"] == {note.id}
