@@ -65,7 +65,7 @@ def ensure_onnx_export(model: ModelLocation, data_dir: Path, progress: Progress 
     missing = [m for m in EXPORT_MODULES if importlib.util.find_spec(m) is None]
     if missing:
         raise ModelError(
-            f"exporting the embedding model to ONNX needs {', '.join(missing)}, not installed",
+            f"preparing the embedding model for onnxruntime needs {', '.join(missing)}, not installed",
             fix=LOCAL_EXTRA_FIX,
         )
     try:
@@ -78,9 +78,11 @@ def ensure_onnx_export(model: ModelLocation, data_dir: Path, progress: Progress 
         raise
     except Exception as exc:
         raise ModelError(
-            f"exporting {files.directory} to ONNX in {target.parent} failed ({type(exc).__name__}: {exc})",
+            f"preparing {files.directory} for onnxruntime in {target.parent} failed "
+            f"({type(exc).__name__}: {exc})",
             fix=f"check free space and permissions there and that {LOCAL_EXTRA_FIX} is complete; "
-            "queries use sentence-transformers until an export exists",
+            "until it is ready, recall searches by keywords (or through sentence-transformers where "
+            "that is installed)",
         ) from exc
     return target
 
@@ -88,14 +90,14 @@ def ensure_onnx_export(model: ModelLocation, data_dir: Path, progress: Progress 
 def _export_locked(target: Path, files: ModelFiles, key: str, label: str, progress: Progress | None) -> None:
     for leftover in target.parent.glob(f".{target.name}.*-*"):  # from killed exporters
         shutil.rmtree(leftover, ignore_errors=True)
-    _say(progress, f"exporting {label} to ONNX for fast queries (once)")
+    _say(progress, f"preparing {label} for onnxruntime (once: its weights, graph and tokenizer)")
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     try:
         _build_export(tmp, files, key)
         _publish(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    _say(progress, f"ONNX export ready at {target}")
+    _say(progress, f"model ready for onnxruntime at {target}")
 
 
 def _say(progress: Progress | None, message: str) -> None:

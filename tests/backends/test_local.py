@@ -588,7 +588,7 @@ def test_export_from_another_model_file_is_stale_and_gets_re_exported(
 
     messages: list[str] = []
     assert ensure_onnx_export(resolve_model(None), tmp_path, progress=messages.append) == target
-    assert any("exporting" in m for m in messages)
+    assert any("preparing" in m for m in messages)
     assert read_export_status(target, files).state == "ready"
     assert json.loads((target / MANIFEST_FILE).read_text())["source"]["sha256"] != "0" * 64
     repaired = load_query_embedder(None, tmp_path).backend
@@ -668,7 +668,7 @@ def test_concurrent_exporters_repair_a_broken_export_exactly_once(exported: Path
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outputs]
     stdouts = [out for out, _ in outputs]
     assert all(f"RESULT {target}" in out for out in stdouts)
-    assert sum("exporting" in out for out in stdouts) == 1
+    assert sum("preparing" in out for out in stdouts) == 1
     files = read_model_files(resolve_model(None))
     status = read_export_status(target, files)
     assert status.state == "ready"
