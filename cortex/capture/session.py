@@ -20,24 +20,17 @@ from pathlib import Path
 from cortex.app import Cortex
 from cortex.capture import write as writer
 from cortex.capture.queue import QueueEntry, message_probe
-from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_sourced
+from cortex.capture.supersession import retract_answer, supersede_states
+from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_sourced, rejections
 from cortex.core.extract.transcript import Message, Role, parse_chunk
 from cortex.core.model import (
     Candidate,
     Memory,
-    MemoryType,
     Scope,
     Source,
 )
-from cortex.core.write.apply import WriteOutcome, superseded, supersedes_edge
-from cortex.core.write.state import (
-    STATE_PREFIX,
-    STATE_TAG,
-    is_state,
-    newest_states,
-    plan_state_supersession,
-    superseded_by,
-)
+from cortex.core.write.apply import WriteOutcome
+from cortex.core.write.state import is_state
 from cortex.errors import CortexError
 from cortex.shell.failpoints import failpoint
 from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
@@ -174,6 +167,7 @@ def _commit_chunk(
 ) -> None:
     messages = result.chunk.messages
     found = _candidates(cx, messages, git, entry.session_id) if messages else []
+    rejected = [replace(r, session_id=r.session_id or entry.session_id) for r in rejections(messages)]
     report.chunks += 1
     report.messages += len(messages)
     report.read.extend(messages)
@@ -195,12 +189,16 @@ def _commit_chunk(
     outcomes: list[WriteOutcome] = []
     with store.transaction():
         for turn in _by_turn(local):  # as a Stop hook per turn would have written them
+            while rejected and rejected[0].offset < turn[0].turn_end:
+                retract_answer(cx, store, rejected.pop(0))
             others = [s for s in turn if not is_state(s.candidate.tags)]
             outcomes += writer.write_batch(cx, store, [_item(s, git) for s in others])
             latest = [s for s in turn if is_state(s.candidate.tags)]
             states = writer.write_batch(cx, store, [_item(s, git) for s in latest])
-            _supersede_states(cx, store, [o.memory for o in states])
+            supersede_states(cx, store, [o.memory for o in states])
             outcomes += states
+        for rejection in rejected:
+            retract_answer(cx, store, rejection)
         store.write_cursor(row, cx.now())
     failpoint("capture.after_chunk_commit")  # the chunk's memories and its cursor, both or neither
     report.count(outcomes)
@@ -214,22 +212,6 @@ def _by_turn(found: Sequence[SourcedCandidate]) -> list[list[SourcedCandidate]]:
             groups.append([])
         groups[-1].append(s)
     return groups
-
-
-def _supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -> None:
-    """Mark the state notes the latest turn replaces as superseded (history keeps them)."""
-    newest = newest_states(latest)
-    if not newest:
-        return
-    now = cx.now()
-    types = [MemoryType.PROGRESS.value, MemoryType.CONTEXT.value]  # what state notes are
-    held = {m.id: m for m in store.tagged(STATE_TAG, types)}
-    held.update((m.id, m) for m in store.tag_prefix(STATE_PREFIX, types))
-    for old in plan_state_supersession(newest, list(held.values())):
-        store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
-        newer = superseded_by(newest, old)
-        if newer is not None:
-            store.upsert_edge(supersedes_edge(newer, old.id, now), cx.actor, now)
 
 
 def _write_global(

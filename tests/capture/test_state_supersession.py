@@ -81,3 +81,71 @@ def test_the_latest_verdict_report_and_build_state_win(project: Path) -> None:
         assert ids == {e.target for e in edges}
     finally:
         cx.close()
+
+
+def test_an_explained_failure_stays_when_its_command_later_succeeds(project: Path) -> None:
+    # Real shape: `nix flake check` fails because flake.nix is not tracked, the assistant says
+    # why; a later turn's check passes. The explained failure is the gotcha (symptom and fix),
+    # the success is the command's state: both stay.
+    cx = capture_turns(
+        project,
+        [
+            turn(1, "nix flake check --cores 4",
+                 "error: Path 'flake.nix' in the repository is not tracked by Git.", 1,
+                 "I need to add the flake.nix to git first, because flakes only see tracked files."),
+            turn(2, "nix flake check --cores 4", "all checks passed", 0, "The flake check passes now."),
+        ],
+    )  # fmt: skip
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        active = [m.content for m in memories if m.status is Status.ACTIVE]
+        assert any(
+            c.startswith("`nix flake check --cores 4` failed (error: Path 'flake.nix'") for c in active
+        )
+        assert "`nix flake check --cores 4` succeeds" in active
+    finally:
+        cx.close()
+
+
+def answer_turn(n: int, prompt: str, answer: str) -> list[dict[str, object]]:
+    return [prompt_record(prompt, uuid=f"p{n}"), text_record(f"m{n}", answer, uuid=f"x{n}")]
+
+
+WRONG_ANSWER = (
+    "## Root cause\nThe workflows use the default `GITHUB_TOKEN`, which has no access to the private "
+    "submodule, so the checkout step fails for every run."
+)
+RIGHT_ANSWER = (
+    "## Root cause\nThe organisation secret `GH_TOKEN` is visible to all repositories; the checkout "
+    "step must pass it as its token to clone the private submodule."
+)
+
+
+def test_an_answer_the_user_rejects_is_withdrawn(project: Path) -> None:
+    # Real shape: the user's next prompt opens with "read what I said" / "wrong, ...".
+    turns = [
+        answer_turn(1, "why does CI fail on checkout?", WRONG_ANSWER),
+        answer_turn(2, "read what I said. we send a token from the org, use that one", RIGHT_ANSWER),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        wrong = [m for m in memories if "default `GITHUB_TOKEN`" in m.content]
+        right = [m for m in memories if "`GH_TOKEN` is visible" in m.content]
+        assert wrong and all(m.status is Status.SUPERSEDED for m in wrong)
+        assert right and all(m.status is Status.ACTIVE for m in right)
+    finally:
+        cx.close()
+
+
+def test_an_answer_followed_by_another_request_stays(project: Path) -> None:
+    turns = [
+        answer_turn(1, "why does CI fail on checkout?", WRONG_ANSWER),
+        answer_turn(2, "ok, and how do I rotate the token?", RIGHT_ANSWER),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        assert all(m.status is Status.ACTIVE for m in memories if "default `GITHUB_TOKEN`" in m.content)
+    finally:
+        cx.close()

@@ -9,10 +9,11 @@ from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.markers import extract_lexical
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.signals import extract_signals
+from cortex.core.extract.speech import rejects_answer
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
-from cortex.core.extract.turns import split_turns
+from cortex.core.extract.turns import split_turns, starts_turn
 from cortex.core.model import Candidate, Layer
 from cortex.core.redact.secrets import redact, redact_value
 from cortex.core.text import content_hash, first_line_summary, normalize_text
@@ -44,6 +45,25 @@ class SourcedCandidate:
     session_id: str | None
     branch: str | None
     turn_end: int = 0  # where the candidate's turn ends: candidates of one turn are written together
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A prompt in which the user says the previous answer was wrong: what that answer
+    reported (before `offset`, in this session) is no longer taken as found."""
+
+    offset: int
+    session_id: str | None
+
+
+def rejections(messages: Sequence[Message]) -> list[Rejection]:
+    """The prompts of these messages that reject the answer before them, in order."""
+    out = []
+    for turn in split_turns(messages):
+        prompt = next((m for m in turn if starts_turn(m) and m.texts), None)
+        if prompt is not None and rejects_answer(prompt.texts[0]):
+            out.append(Rejection(prompt.end_offset, prompt.session_id))
+    return out
 
 
 def extract_candidates(

@@ -2,7 +2,8 @@
 rules, and commit message bodies. Pure.
 
 Claude Code sessions carry these in every language: `ExitPlanMode` holds a plan the user
-approved (a refused plan is not a decision), `TodoWrite` the task list (its last state in a
+approved (a refused plan is not a decision, and a plan to investigate a failure is where the
+work stands, not a decision), `TodoWrite` the task list (its last state in a
 turn is where the work stands), and the user's own words set rules ("always run the e2e check",
 "never push to develop", "use X instead").
 """
@@ -36,7 +37,20 @@ _RULE = re.compile(
     r"no,? (?:use|do|we)|stop (?:using|doing))\b",
     re.IGNORECASE,
 )
+# A sentence of the user's that changes course for the project: "Switch to runtime query
+# checking in sqlx", "I want to migrate to using bun", "go back to npm".
+_SWITCH = re.compile(
+    r"^(?:(?:please|ok(?:ay)?|so|now|then),? )?(?:let'?s |we should |we need to |i (?:want|need) to |"
+    r"i'd like to |i would like to )?(?:switch|migrate|convert|port|go back|revert|roll ?back|"
+    r"downgrade|upgrade)\b.{0,80}?\bto\b",
+    re.IGNORECASE,
+)
 _QUESTION = re.compile(r"\?\s*$")
+# A plan's title that says it sets out to find a cause, not to build something.
+_INVESTIGATION = re.compile(
+    r"\b(?:investigat\w*|debug\w*|diagnos\w*|troubleshoot\w*|root[- ]cause analysis|hypothes[ie]s)\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\n+")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\n(.*?)\n\s*\1\b", re.DOTALL)
 _MESSAGE = re.compile(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')")
@@ -70,7 +84,14 @@ def _plans(turn: Sequence[Message]) -> Found:
             text = text[
                 : text.rfind("\n", 0, MAX_PLAN_CHARS) if "\n" in text[:MAX_PLAN_CHARS] else MAX_PLAN_CHARS
             ]
-        found.append((_candidate(f"Approved plan: {text}", MemoryType.DECISION, PLAN_TAG, 0.7, 6), message))
+        if _INVESTIGATION.search(text.split("\n", 1)[0]):
+            # A plan to find out is not a decision: its guesses wait for what the next turns find.
+            candidate = _candidate(
+                f"Investigation plan: {text}", MemoryType.PROGRESS, PLAN_TAG, 0.5, 3, state=True
+            )
+        else:
+            candidate = _candidate(f"Approved plan: {text}", MemoryType.DECISION, PLAN_TAG, 0.7, 6)
+        found.append((candidate, message))
     return found
 
 
@@ -115,7 +136,15 @@ def _rules(turn: Sequence[Message]) -> Found:
                 words = word_count(sentence)
                 if not (MIN_RULE_WORDS <= words <= MAX_RULE_WORDS) or _QUESTION.search(sentence):
                     continue
-                if _RULE.search(sentence):
+                if _SWITCH.match(sentence):
+                    decided = sentence[:MAX_RULE_CHARS]
+                    found.append(
+                        (
+                            _candidate(f"The user decided: {decided}", MemoryType.DECISION, RULE_TAG, 0.6, 6),
+                            message,
+                        )
+                    )
+                elif _RULE.search(sentence):
                     rule = sentence[:MAX_RULE_CHARS]
                     found.append(
                         (

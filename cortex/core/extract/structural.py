@@ -19,12 +19,13 @@ from cortex.core.extract.commands import (
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.signals import commit_body
+from cortex.core.extract.speech import is_guess, is_talk
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome, parse_test_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
 
-MAX_FILES_LISTED = 8
+MAX_FILES_LISTED = 5  # named in the note's text; its files keep up to MAX_FILES_KEPT
 MAX_FILES_KEPT = 20
 MAX_DETAIL_CHARS = 160
 MIN_EXPLANATION_WORDS = 6
@@ -125,11 +126,13 @@ def _edits(turn: _Turn, project_root: str | None) -> Found:
             last = message
     if last is None:
         return []
+    edited = {p: None for p in edited if p not in written}  # a file written this turn is new
     parts = []
+    room = max(1, MAX_FILES_LISTED - len(edited))  # the edited files first, then the new ones
     if edited:
-        parts.append("Edited " + _list_files(list(edited)))
+        parts.append("Edited " + _list_files(list(edited), MAX_FILES_LISTED))
     if written:
-        parts.append(("wrote " if edited else "Wrote ") + _list_files(list(written)))
+        parts.append(("wrote " if edited else "Wrote ") + _list_files(list(written), room))
     content = "; ".join(parts) + _request_note(turn.prompt)
     files = tuple(dict.fromkeys([*edited, *written]))[:MAX_FILES_KEPT]
     return [(_candidate(content, MemoryType.PROGRESS, files, 0.55, 3, (EDITS_TAG,)), last)]
@@ -294,7 +297,8 @@ def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> Mess
 
 
 def _explanation(messages: Sequence[Message]) -> str:
-    """The first assistant sentence between failure and success that says why."""
+    """The first assistant sentence between failure and success that says why (not what the
+    assistant is about to do, nor a guess)."""
     for message in messages:
         if message.role is not Role.ASSISTANT:
             continue
@@ -302,6 +306,9 @@ def _explanation(messages: Sequence[Message]) -> str:
             for block in parse_prose_blocks(text):
                 for sentence in parse_sentences(block):
                     words = len(sentence.split())
+                    # "Let me isolate the problem" and "the issue is likely X" say no why.
+                    if is_talk(sentence) or is_guess(sentence):
+                        continue
                     if words >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
                         return clip(sentence, 300)
     return ""
@@ -316,9 +323,9 @@ def _request_note(prompt: Message | None) -> str:
     return f' (request: "{clip(request, 100)}")'
 
 
-def _list_files(paths: list[str]) -> str:
-    shown = ", ".join(paths[:MAX_FILES_LISTED])
-    extra = len(paths) - MAX_FILES_LISTED
+def _list_files(paths: list[str], limit: int) -> str:
+    shown = ", ".join(paths[:limit])
+    extra = len(paths) - limit
     return shown + (f" and {extra} more" if extra > 0 else "")
 
 

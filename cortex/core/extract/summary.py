@@ -17,6 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from cortex.core.extract.speech import (
+    is_guess,
+    is_talk,
+    leaves_it_open,
+    without_acknowledgement,
+    without_offers,
+)
 from cortex.core.extract.transcript import Message, Role
 from cortex.core.extract.turns import split_turns
 from cortex.core.model import Candidate, Layer, MemoryType
@@ -35,10 +42,14 @@ REPORT_CONFIDENCE = 0.6
 REPORT_PRIORITY = 4
 ITEM_CONFIDENCE = 0.65
 ITEM_PRIORITY = 6
+# Kinds that say something is settled: a guess, options or a question are not.
+_SETTLED_ONLY = (MemoryType.GOTCHA, MemoryType.DECISION)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # Decoration that carries no words: emoji and pictographs, box drawing, arrows, dingbats.
+# Arrows say "became" ("npm → bun"): kept as `->`, not dropped with the decoration.
+_ARROW = re.compile("[\u2192\u21d2\u27a1\u279c\u27f6]\ufe0f?")
 _DECORATION = re.compile(
     "[\u2190-\u21ff\u2500-\u259f\u25a0-\u25ff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d\U0001f000-\U0001faff]"
 )
@@ -162,7 +173,7 @@ def clean_report(text: str) -> list[str]:
         if in_code:
             block.append(raw)
             continue
-        line = _DECORATION.sub("", raw)
+        line = _DECORATION.sub("", _ARROW.sub("->", raw))
         if _TABLE_RULE.match(line):
             continue
         line = _EMPHASIS.sub(r"\2", _HEADING.sub("", line)).replace("**", "").replace("|", " ")
@@ -193,8 +204,13 @@ def report_sections(lines: Sequence[str]) -> list[str]:
 
 
 def _section_text(lines: Sequence[str]) -> str:
-    body = [line for line in lines if not (_NARRATION.match(line) and word_count(line) < MIN_SECTION_WORDS)]
-    text = "\n".join(body).strip()
+    body = [
+        kept
+        for line in lines
+        if not (_NARRATION.match(line) and word_count(line) < MIN_SECTION_WORDS)
+        and (kept := without_talk(line))
+    ]
+    text = "\n".join(_without_empty_labels(without_offers(body))).strip()
     if word_count(text) < MIN_SECTION_WORDS:
         return ""
     if len(text) > MAX_SECTION_CHARS:
@@ -203,10 +219,51 @@ def _section_text(lines: Sequence[str]) -> str:
     return text
 
 
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*_])")
+
+
+def without_talk(line: str) -> str:
+    """The line without its sentences of intent or acknowledgement ("You're right!", "Let me
+    fix the script:", "I'll update the workflow to ..."): what is left, or ""."""
+    sentences = _SENTENCE_BREAK.split(line)
+    kept = [without_acknowledgement(s) for s in sentences if not is_talk(s)]
+    if kept == sentences:
+        return line
+    bullet = _BULLET.match(line)
+    text = " ".join(kept).strip()
+    if bullet and text and not _BULLET.match(text):
+        text = bullet.group(0).strip() + " " + text
+    return text if word_count(text) > 1 else ""
+
+
+def _without_empty_labels(lines: Sequence[str]) -> list[str]:
+    """Lines without a label ("Basic Usage:") whose body was code left out: a heading ending in
+    a colon right before another heading or at the end."""
+    out = []
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        if line.endswith((":", "：")) and _is_heading(line) and (nxt is None or _is_heading(nxt)):
+            continue
+        out.append(line)
+    return out
+
+
 def section_kind(section: str) -> MemoryType:
-    """What the section's first line says it is (see `_SECTION_KINDS`); context otherwise."""
-    head = section.split("\n", 1)[0]
-    return next((kind for pattern, kind in _SECTION_KINDS if pattern.search(head)), MemoryType.CONTEXT)
+    """What the section's first line says it is (see `_SECTION_KINDS`); when it says nothing
+    (a title over headings whose bodies were code), the next headings before the body do.
+    Context when none says."""
+    lines = section.split("\n")
+    heads = [lines[0]]
+    for line in lines[1:]:
+        if not _is_heading(line):
+            break
+        if not line.rstrip().endswith((".", "!", "?")):  # a short sentence is body, not a title
+            heads.append(line)
+    for head in heads:
+        kind = next((kind for pattern, kind in _SECTION_KINDS if pattern.search(head)), None)
+        if kind is not None:
+            return kind
+    return MemoryType.CONTEXT
 
 
 def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
@@ -233,7 +290,8 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
                 heading = plain.rstrip(":：")
             continue
         pending = None
-        if word_count(body) < MIN_ITEM_WORDS:
+        body = without_talk(body)
+        if word_count(body) < MIN_ITEM_WORDS or (kind in _SETTLED_ONLY and is_guess(body)):
             continue
         subject = heading and heading.casefold() not in body.casefold()
         items.append((kind, (f"{heading}: {body}" if subject else body)[:MAX_ITEM_CHARS]))
@@ -242,6 +300,8 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
 
 def _section_candidate(section: str) -> Candidate:
     kind = section_kind(section)
+    if leaves_it_open(section.split("\n")) or (kind in _SETTLED_ONLY and is_guess(section)):
+        kind = MemoryType.PROGRESS  # options, a question to the user or a guess: not settled yet
     tag = STATE_TAG if kind is MemoryType.PROGRESS else REPORT_TAG
     return turn_candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, (tag,))
 

@@ -33,6 +33,31 @@ def test_an_approved_plan_is_a_decision_and_a_refused_one_is_not() -> None:
     assert refused == []
 
 
+def test_a_plan_to_investigate_is_where_the_work_stands_not_a_decision() -> None:
+    plan = (
+        "# Investigate Convex Push Error - Potential Bun/Sourcemap Issue\n\n## Root Cause Analysis\n"
+        "Based on GitHub issue #227 the 500 error could be caused by sourcemap issues or module size."
+    )
+    found = extract_signals(
+        [user("is it our fault?"), assistant(uses=(use("ExitPlanMode", {"plan": plan}),))]
+    )
+    assert [(c.type, c.tags) for c, _ in found] == [(MemoryType.PROGRESS, (PLAN_TAG, STATE_TAG))]
+    assert found[0][0].content.startswith("Investigation plan: Investigate Convex Push Error")
+
+
+def test_the_user_changing_course_is_a_decision() -> None:
+    for prompt in (
+        "Switch to runtime query checking in sqlx",
+        "I want to migrate to using bun. read the spec",
+    ):
+        found = extract_signals([user(prompt), assistant("On it.")])
+        assert [(c.type, c.tags) for c, _ in found] == [(MemoryType.DECISION, (RULE_TAG,))], prompt
+        assert found[0][0].content.startswith("The user decided: ")
+    assert (
+        extract_signals([user("Move the upload button to the left of the search box"), assistant("ok")]) == []
+    )
+
+
 def test_the_last_todo_list_of_a_turn_is_a_state_note() -> None:
     first = use(
         "TodoWrite", todos(("Add bun.lock", "in_progress"), ("Update vercel.json", "pending")), tid="1"

@@ -45,8 +45,23 @@ def test_edits_in_a_turn_become_one_progress_memory_with_relative_files() -> Non
 def test_many_files_are_summarised() -> None:
     uses = [tool("Edit", {"file_path": f"{ROOT}/f{i}.py"}, tid=str(i)) for i in range(12)]
     (edit,) = run(*turn("go", *uses))
-    assert edit.content.endswith("and 4 more")
+    assert edit.content.endswith("and 7 more")
     assert len(edit.files) == 12
+
+
+def test_a_note_names_a_few_files_once_and_keeps_them_all() -> None:
+    # Real shape (a web UI added in one turn): four files edited, three written, one of them
+    # edited again after it was written.
+    edited = ["src/api/handlers.rs", "src/api/mod.rs", ".gitignore", "README.md", "static/index.html"]
+    written = ["static/index.html", "static/styles.css", "static/app.js"]
+    uses = [tool("Edit", {"file_path": f"{ROOT}/{p}"}, tid=f"e{i}") for i, p in enumerate(edited)]
+    uses += [tool("Write", {"file_path": f"{ROOT}/{p}"}, tid=f"w{i}") for i, p in enumerate(written)]
+    (edit,) = run(*turn("Add a simple web UI that shows stats about the repository", *uses))
+    assert edit.content.startswith(
+        "Edited src/api/handlers.rs, src/api/mod.rs, .gitignore, README.md; wrote static/index.html "
+        "and 2 more"
+    )
+    assert set(edit.files) == {*edited, *written}
 
 
 def test_test_runs_report_the_last_outcome_with_the_summary_line() -> None:
@@ -161,6 +176,23 @@ def test_unexplained_failure_fixed_by_another_command_is_not_stored() -> None:
         assistant("Let me try again.", uses=(bash("pkill medianator", "", tid="2"),)),
     ]
     assert [c for c in run(*messages) if c.type is MemoryType.GOTCHA] == []
+
+
+def test_narration_and_guesses_after_a_failure_are_no_explanation() -> None:
+    # Real shape: a module build fails, and the assistant's next words are a plan and a guess.
+    failing = bash(
+        "nix build --cores 4 --max-jobs 4 .#nixosModules.default",
+        "error: expected flake output attribute 'nixosModules.default' to be a derivation or path",
+        error=True,
+        tid="1",
+    )
+    for words in (
+        "That's expected - modules are functions. Let me create a simplified test first to isolate "
+        "the problem:",
+        "The issue is likely in the auto-stop timer configuration, which must not reference the cluster.",
+    ):
+        messages = [user("verify the module"), assistant(uses=(failing,)), assistant(words)]
+        assert [c for c in run(*messages) if c.type is MemoryType.GOTCHA] == [], words
 
 
 def test_build_command_still_failing_is_context() -> None:

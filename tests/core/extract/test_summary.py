@@ -130,3 +130,82 @@ def test_turns_split_at_answered_prompts_only() -> None:
     ]
     turns = split_turns(messages)
     assert [[m.end_offset for m in t] for t in turns] == [[1, 2, 3], [4, 5]]
+
+
+def test_intent_and_acknowledgements_are_cut_from_a_finding() -> None:
+    # A real report: a sound finding followed by what the assistant meant to do next (the user
+    # then chose another fix), and a reply opening with "You're right".
+    found = extract_reports(
+        [
+            user("check the CI"),
+            assistant(
+                "The `.skogai` submodule repository is private, which is why the GitHub Actions can't "
+                "access it. I'll update the CI workflow to skip submodule checkout or handle this gracefully."
+            ),
+        ]
+    )
+    assert [c.content for c, _ in found] == [
+        "The `.skogai` submodule repository is private, which is why the GitHub Actions can't access it."
+    ]
+    found = extract_reports(
+        [
+            user("what did you get wrong?"),
+            assistant(
+                "What I've been doing wrong:\nYou're right - I keep using `gh` commands which only call "
+                "the GitHub API, and I cannot see the Actions tab."
+            ),
+        ]
+    )
+    assert [c.content for c, _ in found] == [
+        "What I've been doing wrong:\nI keep using `gh` commands which only call the GitHub API, and I "
+        "cannot see the Actions tab."
+    ]
+
+
+def test_options_questions_and_hand_offs_are_state_not_findings() -> None:
+    options = (
+        "The solution is to:\n"
+        "1. Either create a Personal Access Token (PAT) with access to both repositories\n"
+        "2. Or make the `.skogai` repository public\n"
+        "3. Or remove the submodule checkout from the CI workflow if it's not needed for testing\n\n"
+        "## Which approach would you prefer?"
+    )
+    hand_off = (
+        "Add these environment variables in your Render service:\n"
+        "3. Update Build & Start Commands in Render:\n"
+        "- Build Command: `cd llm_guard_api && pip install -r requirements.txt huggingface_hub`\n"
+        "4. Tell me when you're done with the above steps and I will push the changes."
+    )
+    for report in (options, hand_off):
+        found = extract_reports([user("how do we fix it?"), assistant(report)])
+        sections = [c for c, _ in found if FINDING_TAG not in c.tags]
+        assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
+
+
+def test_a_guessed_cause_is_not_a_gotcha() -> None:
+    report = (
+        "## Root cause\nThe 500 error could be caused by sourcemap differences between Bun and Node, "
+        "or by the module size of the bundle."
+    )
+    found = extract_reports([user("why does the push fail?"), assistant(report)])
+    assert found and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c, _ in found)
+
+
+def test_headings_whose_bodies_were_code_do_not_type_the_section() -> None:
+    report = (
+        "## Usage Examples\n### Basic Usage:\n```nix\n"
+        + "services.skypilot.enable = true;\n" * 6
+        + "```\n### Advanced Usage:\n```nix\n"
+        + "services.skypilot.port = 8080;\n" * 6
+        + "```\n## Verification Results\n- Flake Check: all outputs pass validation\n"
+        "- Comprehensive Test: built successfully (taking expected time for VM tests)"
+    )
+    found = extract_reports([user("verify it"), assistant(report)])
+    (section,) = [c for c, _ in found]
+    assert section.type is MemoryType.PROGRESS and STATE_TAG in section.tags
+    assert section.content.startswith("Usage Examples\nVerification Results\n- Flake Check")
+
+
+def test_arrows_say_what_became_what() -> None:
+    lines = clean_report("What We Changed\n- Lockfile (package-lock.json → bun.lock)\n- Scripts: npm ➜ bun")
+    assert lines == ["What We Changed", "- Lockfile (package-lock.json -> bun.lock)", "- Scripts: npm -> bun"]

@@ -1,0 +1,117 @@
+"""What an assistant says that is not a finding yet. Pure.
+
+A closing report or an explanation mixes what was found with talk around it: what the
+assistant is about to do ("Let me fix the script", "I'll update the CI workflow to skip the
+submodule"), acknowledgements ("You're absolutely right!"), guesses ("the issue is likely in
+the timer"), alternatives left to the user ("Either create a token ... Or make the repository
+public ... Which approach would you prefer?") and hand-offs ("Tell me when you're done").
+None of it is true of the project yet: an intention may be dropped, a guess refuted, an option
+not taken. The extraction layers keep such talk out of findings, or store it as a state that
+the next report replaces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+# What the assistant is about to do (the start of a sentence).
+_INTENT = re.compile(
+    r"^(?:(?:now|next|first|then|so|ok(?:ay)?|alright|great|perfect),?\s+)?"
+    r"(?:let me|let'?s (?!go with|use|adopt|stick|keep|not)|i'll|i will|i'm going to|i am going to|"
+    r"i'm now going to|time to)\b",
+    re.IGNORECASE,
+)
+# An acknowledgement or cheer at the start of a sentence ("You're right - ", "Perfect! ").
+_ACK = re.compile(
+    r"^(?:you(?:'re| are) (?:absolutely |totally |completely |quite )?(?:right|correct)|"
+    r"perfect|great|excellent|good|awesome|nice|got it|understood|ok(?:ay)?|exactly(?: right)?|"
+    r"good (?:catch|point|question))(?:[!.,:;]+|\s+[-\u2013\u2014]|$)\s*(?:[-\u2013\u2014]\s*)?",
+    re.IGNORECASE,
+)
+# A guess about a cause, not a finding.
+_GUESS = re.compile(
+    r"\b(?:is|are|was|were) (?:most )?(?:likely|probably|possibly|perhaps)\b|\bcould be\b|"
+    r"\bmight be\b|\bmay be (?:caused|due|because|related)\b|\bi (?:think|suspect|guess)\b|"
+    r"\bpotential(?:ly)?\b|\bhypothes[ie]s\b",
+    re.IGNORECASE,
+)
+# The user is handed the next step: nothing is settled until they report back.
+_HAND_OFF = re.compile(
+    r"\b(?:let me know (?:when|once)|tell me (?:when|once)|once you(?:'ve| have)? (?:confirm|done|finish|"
+    r"set|add|create|run)|when you(?:'re| are) done)",
+    re.IGNORECASE,
+)
+# An offer or a question closing a report ("Would you like me to ...", "Which approach would
+# you prefer?"): it and the options listed under it are not findings.
+_OFFER = re.compile(
+    r"\b(?:which (?:\w+ )?(?:would|do|should) you|would you (?:like|prefer)|do you want|should i\b|"
+    r"shall i\b|want me to)",
+    re.IGNORECASE,
+)
+# A line that offers one of several alternatives.
+_OPTION = re.compile(
+    r"^\s*(?:[-*+•]\s+|\d{1,2}[.)]\s+)?(?:either\b|or\b|option [a-z0-9]\b|alternatively\b)",
+    re.IGNORECASE,
+)
+MIN_OPTIONS = 2
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
+
+
+def is_intent(sentence: str) -> bool:
+    """The assistant saying what it is about to do ("Let me ...", "I'll ...")."""
+    return _INTENT.match(sentence.strip().lstrip("-*•> ").strip()) is not None
+
+
+def without_acknowledgement(sentence: str) -> str:
+    """The sentence without a leading "You're right - " or "Perfect! "."""
+    return _ACK.sub("", sentence.strip(), count=1)
+
+
+def is_guess(sentence: str) -> bool:
+    """A cause put as a possibility ("could be caused by", "is likely in")."""
+    return _GUESS.search(sentence) is not None
+
+
+def is_talk(sentence: str) -> bool:
+    """Only an acknowledgement, or what the assistant is about to do: nothing to keep."""
+    rest = without_acknowledgement(sentence)
+    return not rest or is_intent(rest)
+
+
+def leaves_it_open(lines: Sequence[str]) -> bool:
+    """The text leaves the outcome to the user: it offers alternatives (two or more "Either /
+    Or / Option" lines) or hands the next step to them ("Tell me when you're done")."""
+    options = sum(1 for line in lines if _OPTION.match(line))
+    return options >= MIN_OPTIONS or any(_HAND_OFF.search(line) for line in lines)
+
+
+def without_offers(lines: Sequence[str]) -> list[str]:
+    """The lines without an offer or question to the user and the list items right under it."""
+    out: list[str] = []
+    skipping = False
+    for line in lines:
+        if _OFFER.search(line):
+            skipping = True
+            continue
+        if skipping and _LIST_ITEM.match(line):
+            continue
+        skipping = False
+        out.append(line)
+    return out
+
+
+# The user's prompt opening with a verdict on the previous answer: "wrong, ...", "no, ...",
+# "read what I said", "that's not what I asked".
+_REJECTS = re.compile(
+    r"^(?:no\b[,.!:;-]|nope\b|wrong\b|(?:that's|that is|this is|it's|it is) (?:wrong|not (?:it|right|true|"
+    r"correct|what i))|incorrect\b|not what i (?:said|asked|meant|want)|read what i (?:said|wrote)|"
+    r"you(?:'re| are) wrong|that'?s not (?:it|the (?:issue|problem|cause))|i (?:said|told you)\b)",
+    re.IGNORECASE,
+)
+
+
+def rejects_answer(prompt: str) -> bool:
+    """The user opens by saying the previous answer was wrong ("wrong, you must open the
+    link", "read what I said", "no, that's not the cause")."""
+    return _REJECTS.match(prompt.strip().lstrip("*_>` ").strip()) is not None

@@ -1,0 +1,93 @@
+"""What an assistant says that is not a finding: intent, acknowledgements, guesses, options
+left to the user, and the user's prompt rejecting the previous answer. Shapes from real
+Claude Code sessions, shortened."""
+
+from __future__ import annotations
+
+from cortex.core.extract.speech import (
+    is_guess,
+    is_talk,
+    leaves_it_open,
+    rejects_answer,
+    without_acknowledgement,
+    without_offers,
+)
+
+
+def test_intent_and_bare_acknowledgements_are_talk() -> None:
+    for talk in (
+        "Let me create a simplified test first to isolate the problem:",
+        "I'll update the CI workflow to skip submodule checkout or handle this gracefully.",
+        "Now let me commit the changes and create a PR with the workflow fixes.",
+        "You're absolutely right!",
+        "You're right, let me explain the issue clearly:",
+        "Perfect!",
+    ):
+        assert is_talk(talk), talk
+    for finding in (
+        "The `.skogai` submodule repository is private, which is why the GitHub Actions can't access it.",
+        "Let's go with runtime-checked queries because the build must not need a database.",
+        "Letting the cache expire fixed it.",
+        "I need to add the flake.nix to git first:",
+    ):
+        assert not is_talk(finding), finding
+
+
+def test_an_acknowledgement_is_cut_from_the_sentence_it_opens() -> None:
+    said = "You're right - I keep using `gh` commands which just make API calls to GitHub."
+    assert without_acknowledgement(said) == "I keep using `gh` commands which just make API calls to GitHub."
+    assert without_acknowledgement("Perfect! The simple test passed.") == "The simple test passed."
+    assert without_acknowledgement("Great question about caching") == "Great question about caching"
+
+
+def test_guesses_are_not_findings() -> None:
+    assert is_guess("The issue is likely in the auto-stop timer configuration.")
+    assert is_guess("Based on issue #227, the 500 error could be caused by sourcemaps.")
+    assert not is_guess("The 500 came from the AWS us-east-1 outage, not from the migration.")
+
+
+def test_options_questions_and_hand_offs_leave_it_open() -> None:
+    options = [
+        "The solution is to:",
+        "1. Either create a Personal Access Token (PAT) and store it as a secret",
+        "2. Or make the `.skogai` repository public",
+        "3. Or remove the submodule checkout from the CI workflow",
+    ]
+    assert leaves_it_open(options)
+    assert leaves_it_open(["3. Update Build & Start Commands in Render:", "4. Tell me when you're done"])
+    settled = [
+        "Root cause: the default GITHUB_TOKEN cannot read other private repositories",
+        "Or so it seems",
+    ]
+    assert not leaves_it_open(settled)
+
+
+def test_a_prompt_that_opens_by_rejecting_the_answer() -> None:
+    for prompt in (
+        "wrong, you must open the link to see the errors",
+        "read what I said. also we are literally downloading this from the same user and org",
+        "No, that's not the cause: the outage was on AWS",
+        "that's not what I asked",
+    ):
+        assert rejects_answer(prompt), prompt
+    for prompt in (
+        "now add the tests",
+        "Nothing changed after the restart, can you look again?",
+        "no worries, continue",
+        "I think I saw it merge just now",
+    ):
+        assert not rejects_answer(prompt), prompt
+
+
+def test_an_offer_and_the_choices_under_it_are_left_out() -> None:
+    lines = [
+        "The Consolidated Format:",
+        "Would you like to:",
+        "1. Push and create PR for the consolidation changes?",
+        "2. Review the changes first?",
+        "The branch `fix/consolidate-github-action-messages` holds the change.",
+    ]
+    assert without_offers(lines) == [
+        "The Consolidated Format:",
+        "The branch `fix/consolidate-github-action-messages` holds the change.",
+    ]
