@@ -218,3 +218,31 @@ def test_recall_marks_a_memory_whose_files_are_all_gone_as_the_briefing_does(
     marks = recalled_marks(cx, "restore drill runbook readme")
     assert marks == {gone.memory.id: "stale: file gone", kept.memory.id: None}
     assert render_current(cx).stale == {gone.memory.id}
+
+
+def test_the_worker_anchors_what_a_turn_captured(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.runtime import (
+        SESSION,
+        assistant_record,
+        capture,
+        open_store,
+        user_record,
+        write_transcript,
+    )
+
+    monkeypatch.setenv("CORTEX_EMBEDDER", "none")
+    write(project, "app/config.py", CONFIG)
+    git(project, "add", "app")
+    git(project, "commit", "-q", "-m", "config")
+    note = "[MEMORY: gotcha] Settings in app/config.py reads the cache URL from REDIS_URL at import time."
+    records = [
+        user_record("Where does the cache URL come from?", uuid="u1", sessionId=SESSION),
+        assistant_record("msg_1", {"type": "text", "text": note}, uuid="a1", sessionId=SESSION),
+    ]
+    capture(project, write_transcript(project.parent / "t.jsonl", records))
+    store = open_store(project / ".memory" / "cortex.db", Scope.PROJECT)
+    try:
+        (memory,) = [m for m in store.list_memories() if "REDIS_URL" in m.content]
+        assert [a.label for a in store.read_anchors([memory.id])[memory.id]] == ["app/config.py:Settings"]
+    finally:
+        store.close()
