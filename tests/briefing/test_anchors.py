@@ -173,6 +173,8 @@ def test_the_worker_demotes_once_and_index_code_refreshes_in_place(
     for mid in demoted:
         assert after[mid].confidence == round(before[mid].confidence * STALE_CONFIDENCE_FACTOR, 4)
     assert after_turn(cx, {}) == []  # the same HEAD: checked already
+    (audited,) = audit(cx)
+    assert audited.replay_ok and not audited.problems  # the demotion is journaled like any update
     git(project, "commit", "-q", "--allow-empty", "-m", "later")
     assert after_turn(cx, {}) == []  # a new HEAD, but each change demotes once
 
