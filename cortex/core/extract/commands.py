@@ -36,6 +36,31 @@ _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
 _SELF = re.compile(r"^\s*(?:cortex|python3? -m cortex)\b")
 
 
+# A conventional commit subject (`fix(tui): ...`, `feat!: ...`): what kind of change it records.
+_CONVENTIONAL = re.compile(r"^(?P<kind>[a-z]+)(?:\([^)]*\))?!?:\s*(?P<rest>.+)$", re.IGNORECASE)
+_FIX_KINDS = frozenset({"fix", "hotfix", "bugfix"})
+_CHANGE_KINDS = frozenset({"feat", "refactor", "perf", "build", "chore"})
+# A subject that changes course: the decision a commit records.
+_COURSE = re.compile(
+    r"\b(?:switch(?:es|ed)?|migrat(?:e|es|ed)|replac(?:e|es|ed)|mov(?:e|es|ed) (?:from|to)|adopt(?:s|ed)?|"
+    r"drop(?:s|ped)?|instead of|in favou?r of|go(?:es)? back to|revert(?:s|ed)? to)\b",
+    re.IGNORECASE,
+)
+
+
+def commit_kind(subject: str) -> str:
+    """What a commit subject records: `fix` (a problem and its fix), `decision` (a change of
+    course: "feat: switch launcher from Hermes to jcode") or `progress` (anything else)."""
+    m = _CONVENTIONAL.match(subject.strip())
+    kind = m.group("kind").lower() if m else ""
+    if kind in _FIX_KINDS:
+        return "fix"
+    rest = m.group("rest") if m else subject
+    if (kind in _CHANGE_KINDS or not m) and _COURSE.search(rest):
+        return "decision"
+    return "progress"
+
+
 def is_test_command(command: str) -> bool:
     """pytest, npm test, cargo test, go test, mix test, make test and the like."""
     return _TEST.search(command) is not None

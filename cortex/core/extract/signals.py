@@ -51,7 +51,8 @@ _INVESTIGATION = re.compile(
     r"\b(?:investigat\w*|debug\w*|diagnos\w*|troubleshoot\w*|root[- ]cause analysis|hypothes[ie]s)\b",
     re.IGNORECASE,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\n+")
+# Users often type without capitals: "what do you mean? explain ..." is two sentences.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\w`\"'(])|\n+")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\n(.*?)\n\s*\1\b", re.DOTALL)
 _MESSAGE = re.compile(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')")
 

@@ -79,11 +79,15 @@ def is_talk(sentence: str) -> bool:
     return not rest or is_intent(rest)
 
 
+def option_lines(lines: Sequence[str]) -> int:
+    """How many lines offer an alternative ("Option 2: ...", "Or make the repository public")."""
+    return sum(1 for line in lines if _OPTION.match(line))
+
+
 def leaves_it_open(lines: Sequence[str]) -> bool:
     """The text leaves the outcome to the user: it offers alternatives (two or more "Either /
     Or / Option" lines) or hands the next step to them ("Tell me when you're done")."""
-    options = sum(1 for line in lines if _OPTION.match(line))
-    return options >= MIN_OPTIONS or any(_HAND_OFF.search(line) for line in lines)
+    return option_lines(lines) >= MIN_OPTIONS or any(_HAND_OFF.search(line) for line in lines)
 
 
 def without_offers(lines: Sequence[str]) -> list[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from cortex.core.extract.commands import (
     clip,
+    commit_kind,
     first_line,
     is_build_command,
     is_cortex_command,
@@ -37,6 +38,11 @@ _CHECK = re.compile(
     r"flake8\b|pylint\b|make(?: (?:all|build))?$|gradlew? build\b|mvn (?:compile|package|verify)\b|"
     r"dotnet build\b|swift build\b|xcodebuild\b|docker build\b|next build\b|nix (?:build|flake check)\b)"
 )
+_COMMIT_KINDS = {
+    "fix": (MemoryType.GOTCHA, 6),
+    "decision": (MemoryType.DECISION, 6),
+    "progress": (MemoryType.PROGRESS, 4),
+}
 EDITS_TAG = "edits"  # a turn's edited files: the briefing shows only the latest few
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
@@ -202,12 +208,10 @@ def _commits(turn: _Turn, project_root: str | None) -> Found:
         label = f"Committed {sha}: " if sha else "Committed: "
         body = commit_body(command)
         content = label + clip(subject, MAX_DETAIL_CHARS) + (f" ({body})" if body else "")
-        found.append(
-            (
-                _candidate(content, MemoryType.PROGRESS, tuple(p for p in added if p), 0.6, 4),
-                message,
-            )
-        )
+        # A fix records a problem and its cure, a change of course a decision: both outlive the
+        # session's progress (the briefing shows them with the gotchas and decisions).
+        kind, priority = _COMMIT_KINDS[commit_kind(subject)]
+        found.append((_candidate(content, kind, tuple(p for p in added if p), 0.6, priority), message))
     return found
 
 

@@ -18,9 +18,11 @@ import re
 from collections.abc import Sequence
 
 from cortex.core.extract.speech import (
+    MIN_OPTIONS,
     is_guess,
     is_talk,
     leaves_it_open,
+    option_lines,
     without_acknowledgement,
     without_offers,
 )
@@ -135,8 +137,13 @@ def extract_reports(messages: Sequence[Message]) -> Found:
             continue
         text, message = final
         lines = clean_report(text)
-        for section in report_sections(lines):
-            found.append((_section_candidate(section), message))
+        # Options are counted before the cut, and over the whole report: "Option 1" and
+        # "Option 2" are often sections of their own.
+        choices = option_lines(lines) >= MIN_OPTIONS
+        for group in _section_groups(lines):
+            if section := _section_text(group):
+                left_open = leaves_it_open(group) or (choices and option_lines(group) > 0)
+                found.append((_section_candidate(section, left_open), message))
         for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
             found.append(
                 (turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, (FINDING_TAG,)), message)
@@ -195,12 +202,16 @@ def _is_heading(line: str) -> bool:
 def report_sections(lines: Sequence[str]) -> list[str]:
     """The report cut before each heading that follows body text; sections that say too little
     are dropped, long ones cut at a line boundary."""
+    return [s for s in (_section_text(g) for g in _section_groups(lines)) if s]
+
+
+def _section_groups(lines: Sequence[str]) -> list[list[str]]:
     groups: list[list[str]] = [[]]
     for line in lines:
         if _is_heading(line) and any(not _is_heading(x) for x in groups[-1]):
             groups.append([])
         groups[-1].append(line)
-    return [s for s in (_section_text(g) for g in groups) if s]
+    return groups
 
 
 def _section_text(lines: Sequence[str]) -> str:
@@ -298,9 +309,9 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
     return items
 
 
-def _section_candidate(section: str) -> Candidate:
+def _section_candidate(section: str, left_open: bool) -> Candidate:
     kind = section_kind(section)
-    if leaves_it_open(section.split("\n")) or (kind in _SETTLED_ONLY and is_guess(section)):
+    if left_open or (kind in _SETTLED_ONLY and is_guess(section)):
         kind = MemoryType.PROGRESS  # options, a question to the user or a guess: not settled yet
     tag = STATE_TAG if kind is MemoryType.PROGRESS else REPORT_TAG
     return turn_candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, (tag,))

@@ -58,6 +58,11 @@ def test_the_user_changing_course_is_a_decision() -> None:
     )
 
 
+def test_a_lowercase_question_does_not_hide_the_rule_after_it() -> None:
+    found = extract_signals([user("what do you mean? use pnpm instead of npm in this repo"), assistant("ok")])
+    assert [c.content for c, _ in found] == ["The user's rule: use pnpm instead of npm in this repo"]
+
+
 def test_the_last_todo_list_of_a_turn_is_a_state_note() -> None:
     first = use(
         "TodoWrite", todos(("Add bun.lock", "in_progress"), ("Update vercel.json", "pending")), tid="1"

@@ -109,6 +109,24 @@ def test_commits_use_git_output_then_the_message() -> None:
     assert found[1].files == ("cortex/a.py", "cortex/b.py")
 
 
+def test_a_fix_commit_is_a_gotcha_and_a_change_of_course_a_decision() -> None:
+    # Real subjects (shortened): a fix records a problem and its cure, "switch from X to Y" a
+    # decision; the rest is progress.
+    subjects = {
+        "fix(tui): macOS image paste on non-English locales": MemoryType.GOTCHA,
+        "feat: switch launcher from Hermes to jcode": MemoryType.DECISION,
+        "feat: Migrate from npm to Bun": MemoryType.DECISION,
+        "feat: Add GitHub Actions workflows for CI, sync, and backup": MemoryType.PROGRESS,
+        "docs(memory): adopt jcode for local gemma4 lane": MemoryType.PROGRESS,
+    }
+    for i, (subject, kind) in enumerate(subjects.items()):
+        commit = bash(
+            f"git commit -m '{subject}'", f"[main abc12{i}d] {subject}\n 1 file changed", tid=str(i)
+        )
+        (found,) = run(*turn("commit it", commit))
+        assert (found.type, found.content) == (kind, f"Committed abc12{i}d: {subject}"), subject
+
+
 def test_explained_fix_of_a_failing_command_is_a_gotcha() -> None:
     messages = [
         user("run the script"),

@@ -209,3 +209,15 @@ def test_headings_whose_bodies_were_code_do_not_type_the_section() -> None:
 def test_arrows_say_what_became_what() -> None:
     lines = clean_report("What We Changed\n- Lockfile (package-lock.json → bun.lock)\n- Scripts: npm ➜ bun")
     assert lines == ["What We Changed", "- Lockfile (package-lock.json -> bun.lock)", "- Scripts: npm -> bun"]
+
+
+def test_options_past_the_cut_still_leave_a_section_open() -> None:
+    # Real shape: "Recommended Actions" with "Option 1" and "Option 2" far apart.
+    steps = "\n".join(
+        f"- Step {i}: retry `npx convex dev` and watch the status page for updates" for i in range(12)
+    )
+    report = f"## Recommended Actions\nOption 1: Wait for Resolution (Best)\n{steps}\nOption 2: Switch region"
+    found = extract_reports([user("what now?"), assistant(report)])
+    (section,) = [c for c, _ in found if FINDING_TAG not in c.tags]
+    assert "Option 2" not in section.content  # cut at the section bound
+    assert section.type is MemoryType.PROGRESS and STATE_TAG in section.tags
