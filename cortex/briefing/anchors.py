@@ -25,7 +25,6 @@ from pathlib import Path
 
 from cortex.briefing.stale import _relative_path as relative_path
 from cortex.core.code.anchors import Anchor, AnchorCheck, AnchorState, describe, symbol_hash
-from cortex.core.code.parse import parse_symbols
 from cortex.shell import git, git_objects
 from cortex.store.port import MemoryStore
 
@@ -111,6 +110,8 @@ class _Checker:
                 need[blob] = a.path
         if not need:
             return
+        from cortex.core.code.parse import parse_symbols  # only when a changed file is read
+
         for blob, text in git_objects.read_blob_texts(self.root, need).items():
             hashes: dict[str, str] = {}
             for s in parse_symbols(need[blob], text):

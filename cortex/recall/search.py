@@ -88,12 +88,17 @@ def stale_marks(cx: Cortex, stores: Sequence[MemoryStore], hits: Sequence[Hit]) 
     mine = [h.memory for h in hits if h.memory.scope is Scope.PROJECT]
     if not project or not mine:
         return {}
-    from cortex.briefing.anchors import anchor_checks, cache_path, marks, read_gone_paths
-    from cortex.briefing.stale import flag_stale
-
-    root, cache = cx.paths.root, cache_path(cx.paths.briefing_dir)
     try:
-        out = marks(anchor_checks(root, project, [m.id for m in mine], cache))
+        anchored = {
+            mid: a for store in project for mid, a in store.read_anchors([m.id for m in mine]).items()
+        }
+        if not anchored and not any(m.source.files for m in mine):
+            return {}  # nothing to check: the checker is not even imported
+        from cortex.briefing.anchors import cache_path, check_anchors, marks, read_gone_paths
+        from cortex.briefing.stale import flag_stale
+
+        root, cache = cx.paths.root, cache_path(cx.paths.briefing_dir)
+        out = marks(check_anchors(root, anchored, cache))
         with_files = [m for m in mine if m.source.files and m.id not in out]
         paths = {f for m in with_files for f in m.source.files}
         for mid in sorted(flag_stale(with_files, read_gone_paths(root, paths, cache))) if paths else ():

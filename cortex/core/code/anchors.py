@@ -9,23 +9,21 @@ stale", a deleted or renamed one "stale".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from cortex.core.code.parse import LANGUAGES, CodeSymbol
+if TYPE_CHECKING:  # recall imports this module: the splitter's patterns compile only when used
+    from cortex.core.code.parse import CodeSymbol
 
 MAX_REFERENCES = 12  # anchors per memory: a note naming more is a listing, not a claim about code
 MIN_SYMBOL_CHARS = 3  # shorter names (`a`, `id`) match too many words of prose
 MAX_LISTED = 2  # anchors a mark names; the rest are counted
-_EXTS = "|".join(sorted((re.escape(e[1:]) for e in LANGUAGES), key=len, reverse=True))
-# A relative path with a known source extension, optionally `:Symbol` or `::Symbol` after it.
-_PATH = re.compile(
-    rf"(?<![\w./-])(?P<path>(?:[\w.-]+/)*[\w.-]+\.(?:{_EXTS}))(?![\w-]|\.\w)(?::{{1,2}}(?P<symbol>[A-Za-z_][\w.]*))?"
-)
 _WORD = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*")
 
 
@@ -78,13 +76,25 @@ def symbol_hash(code: str) -> str:
     return hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
+@functools.cache
+def _path_pattern() -> re.Pattern[str]:
+    """A relative path with a known source extension, optionally `:Symbol` or `::Symbol` after it."""
+    from cortex.core.code.parse import LANGUAGES
+
+    exts = "|".join(sorted((re.escape(e[1:]) for e in LANGUAGES), key=len, reverse=True))
+    return re.compile(
+        rf"(?<![\w./-])(?P<path>(?:[\w.-]+/)*[\w.-]+\.(?:{exts}))(?![\w-]|\.\w)"
+        r"(?::{1,2}(?P<symbol>[A-Za-z_][\w.]*))?"
+    )
+
+
 def named_paths(content: str, files: Sequence[str] = ()) -> dict[str, set[str]]:
     """Paths a memory names (its recorded files and path-like words of its text) -> the symbols
     named with them (`path:Symbol`); the caller keeps only paths that exist in the project."""
     out: dict[str, set[str]] = {}
     for f in files:
         out.setdefault(f, set())
-    for m in _PATH.finditer(content):
+    for m in _path_pattern().finditer(content):
         path = m.group("path").removeprefix("./")
         if path.startswith("../") or "/../" in path:
             continue

@@ -4,11 +4,13 @@ symbols it names, as in `cortex.store.sqlite.anchors`."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cortex.core.code.anchors import Anchor
 from cortex.core.serial import format_time, parse_time
 from cortex.store.postgres.connection import Session
+
+if TYPE_CHECKING:  # every store open imports this module: the class loads when rows do
+    from cortex.core.code.anchors import Anchor
 
 T = 'TEXT COLLATE "C"'
 SCHEMA = (
@@ -21,6 +23,8 @@ _COLUMNS = "memory_id, path, symbol, hash, commit_sha, at, flagged, blob"
 
 
 def _anchor(row: Sequence[Any]) -> tuple[str, Anchor]:
+    from cortex.core.code.anchors import Anchor
+
     at = parse_time(row[5])
     assert at is not None
     return str(row[0]), Anchor(str(row[1]), str(row[2]), str(row[3]), row[4], at, row[6], row[7])

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from cortex.core.code.anchors import Anchor
 from cortex.core.serial import format_time, parse_time
 from cortex.store.sqlite.connection import Connection
+
+if TYPE_CHECKING:  # every store open imports this module: the class loads when rows do
+    from cortex.core.code.anchors import Anchor
 
 SCHEMA_4 = (
     "CREATE TABLE anchors (memory_id TEXT NOT NULL, path TEXT NOT NULL, symbol TEXT NOT NULL, "
@@ -20,6 +23,8 @@ _CHUNK = 500  # ids per IN (...) list
 
 
 def _anchor(row: Sequence[str | None]) -> tuple[str, Anchor]:
+    from cortex.core.code.anchors import Anchor
+
     at = parse_time(row[5])
     assert at is not None
     return str(row[0]), Anchor(str(row[1]), str(row[2]), str(row[3]), row[4], at, row[6], row[7])
