@@ -157,7 +157,7 @@ def _plan_paraphrase(
     plan = _plan_reinforce(candidate, best, edges, needs)
     return replace(
         plan,
-        reason=f"paraphrase (cosine {best.cosine or 0.0:.2f}); its wording kept as evidence",
+        reason=f"paraphrase at cosine {best.cosine or 0.0:.2f}, its wording kept as evidence",
         content=None,
         keep_candidate=True,
     )
