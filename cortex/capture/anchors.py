@@ -17,7 +17,7 @@ from pathlib import Path
 from cortex.app import Cortex
 from cortex.briefing.stale import _relative_path
 from cortex.core.code.anchors import MAX_REFERENCES, Anchor, blob_id, named_paths, named_symbols, symbol_hash
-from cortex.core.code.parse import language_for, parse_symbols
+from cortex.core.code.parse import CodeSymbol, language_for, parse_symbols
 from cortex.core.model import Memory, MemoryType, Scope, Status
 from cortex.shell import git
 from cortex.store.port import MemoryStore
@@ -47,8 +47,34 @@ def _tag_symbols(memory: Memory) -> dict[str, set[str]]:
     return out
 
 
-def plan_anchors(root: Path, memory: Memory, commit: str | None, now: datetime) -> list[Anchor]:
+class _Files:
+    """Each file read, hashed and split once per recording (index-code anchors many symbols of
+    one file)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.read: dict[str, bytes | None] = {}
+        self.symbols: dict[str, list[CodeSymbol]] = {}
+
+    def data(self, rel: str) -> bytes | None:
+        if rel not in self.read:
+            self.read[rel] = _read(self.root, rel)
+        return self.read[rel]
+
+    def split(self, rel: str, data: bytes) -> list[CodeSymbol]:
+        if rel not in self.symbols:
+            try:
+                self.symbols[rel] = parse_symbols(rel, data.decode("utf-8"))
+            except UnicodeDecodeError:
+                self.symbols[rel] = []
+        return self.symbols[rel]
+
+
+def plan_anchors(
+    root: Path, memory: Memory, commit: str | None, now: datetime, files: _Files | None = None
+) -> list[Anchor]:
     """The anchors of one memory against the work tree under `root`."""
+    files = files or _Files(root)
     named = named_paths(memory.content, memory.source.files)
     for path, symbols in _tag_symbols(memory).items():
         named.setdefault(path, set()).update(symbols)
@@ -58,18 +84,14 @@ def plan_anchors(root: Path, memory: Memory, commit: str | None, now: datetime) 
         rel = _relative_path(raw, root)
         if rel is None or rel in seen or len(seen) >= MAX_REFERENCES:
             continue
-        data = _read(root, rel)
+        data = files.data(rel)
         if data is None:
             continue
         seen.add(rel)
         chosen = []
         # Raw code names every symbol it calls: only its own (a tag) anchors it to a symbol.
         if explicit or (language_for(rel) is not None and memory.type is not MemoryType.CODE):
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                text = ""
-            chosen = named_symbols(memory.content, parse_symbols(rel, text), explicit) if text else []
+            chosen = named_symbols(memory.content, files.split(rel, data), explicit)
         blob = blob_id(data)
         if chosen:
             anchors += [Anchor(rel, s.qualname, symbol_hash(s.code), commit, now, blob=blob) for s in chosen]
@@ -86,7 +108,8 @@ def record_anchors(cx: Cortex, store: MemoryStore, memories: Iterable[Memory]) -
     root = cx.paths.root
     commit = git.read_head_ref(root).sha
     now = cx.now()
-    planned = {m.id: plan_anchors(root, m, commit, now) for m in mine}
+    files = _Files(root)
+    planned = {m.id: plan_anchors(root, m, commit, now, files) for m in mine}
     have = store.read_anchors(list(planned))
     changed = {mid: found for mid, found in planned.items() if found or mid in have}
     if changed:
@@ -107,5 +130,12 @@ def record_quietly(cx: Cortex, store: MemoryStore, memories: Iterable[Memory]) -
 def anchor_code(cx: Cortex, store: MemoryStore, keys: Iterable[str]) -> None:
     """Re-anchor the code memories `index-code` wrote or found unchanged (`path:qualname` keys)."""
     types = (MemoryType.CODE.value, MemoryType.CODE_DESCRIPTION.value)
-    found = {m.id: m for key in dict.fromkeys(keys) for m in store.tagged(key, types)}
+    wanted = set(keys)
+    paths = sorted({key.rpartition(":")[0] for key in wanted})
+    found = {
+        m.id: m
+        for path in paths  # one read per file, not per symbol
+        for m in store.tag_prefix(path + ":", types)
+        if wanted.intersection(m.tags)
+    }
     record_quietly(cx, store, [m for m in found.values() if m.status is Status.ACTIVE])
