@@ -63,12 +63,12 @@ class Health:
     junk: dict[str, str] = field(default_factory=dict)  # id -> kind
     secrets: list[str] = field(default_factory=list)
     never_used: list[str] = field(default_factory=list)
+    stale: dict[str, str] = field(default_factory=dict)  # id -> what its code anchors say at HEAD
 
     def rate(self, n: int) -> float:
         return round(n / self.memories, 4) if self.memories else 0.0
 
     @property
-    stale: dict[str, str] = field(default_factory=dict)  # id -> what its code anchors say at HEAD
     def duplicate_ids(self) -> set[str]:
         return {i for pair in self.duplicates for i in pair}
 

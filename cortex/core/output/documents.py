@@ -155,8 +155,8 @@ def recall_to_dict(r: RecallResult) -> dict[str, Any]:
                 "memory": memory_to_dict(h.memory),
                 "code": [memory_to_dict(c) for c in h.code],
                 "see_also": list(h.see_also),
-            }
                 "stale": r.stale.get(h.memory.id),  # "may be stale: ..." or "stale: ...", else null
+            }
             for h in r.hits
         ],
     }
@@ -351,9 +351,9 @@ def audit_to_dict(reports: Iterable[Any]) -> dict[str, Any]:
                     "secret_rate": h.rate(len(h.secrets)),
                     "never_used": len(h.never_used),
                     "never_used_rate": h.rate(len(h.never_used)),
-                },
                     "stale": dict(h.stale),
                     "stale_rate": h.rate(len(h.stale)),
+                },
                 "fixed": list(r.fixed),
                 "notes": list(r.notes),
                 "checkpoint": r.checkpoint,
