@@ -125,8 +125,16 @@ def _duplicate_score(
     return None
 
 
-def _keeper_order(m: Memory) -> tuple[bool, int, int, str, str]:
-    return (not m.pinned, -len(m.content), -m.access_count, m.created.isoformat(), m.id)
+def _keeper_order(m: Memory) -> tuple[bool, int, int, int, str, str]:
+    """Pinned first, then the one that says most (distinct words, then length)."""
+    return (
+        not m.pinned,
+        -len(word_set(m.content)),
+        -len(m.content),
+        -m.access_count,
+        m.created.isoformat(),
+        m.id,
+    )
 
 
 def _clusters(links: Sequence[tuple[str, str, float]]) -> list[tuple[list[str], float]]:
@@ -162,9 +170,13 @@ def _keeps_every_fact(members: Sequence[Memory]) -> list[Memory]:
 
 
 def _absorbs(kept: str, dropped: str) -> bool:
-    if lost_by_merge(kept, dropped, lexical=False) is None and not negates_differently(kept, dropped):
+    """`kept` says all `dropped` says: in its words, or as a paraphrase that is not `kept`
+    with more added (the absorbed wording stays, superseded)."""
+    if negates_differently(kept, dropped):
+        return False
+    if lost_by_merge(kept, dropped) is None:
         return True
-    return paraphrase_difference(kept, dropped) is None
+    return paraphrase_difference(kept, dropped) is None and not word_set(kept) < word_set(dropped)
 
 
 def _union(*groups: Iterable[str]) -> tuple[str, ...]:

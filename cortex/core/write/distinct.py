@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
+from difflib import SequenceMatcher
 
-from cortex.core.text import word_set
+from cortex.core.text import word_set, words
 
 # Words whose presence on one side only flips a statement's meaning ("use X" / "don't use X"):
 # such near-duplicates are not merged but linked as a possible contradiction.
@@ -180,8 +182,8 @@ def lost_by_merge(kept: str, dropped: str, *, lexical: bool = True) -> str | Non
         return "opposite"
     if lexical and _content(only_dropped) and _content(only_kept):
         return "wording"  # a word replaced by another: "importer" / "exporter"
-    if lexical and not same_names_order(kept, dropped):
-        return "order"  # the same names in another order: "FastAPI over Flask" / "Flask over FastAPI"
+    if lexical and not same_order(kept, dropped):
+        return "order"  # the same words in another order: "FastAPI over Flask" / "Flask over FastAPI"
     return None
 
 
@@ -191,24 +193,31 @@ def distinguishing_difference(a: str, b: str, *, lexical: bool = True) -> str | 
     return lost_by_merge(a, b, lexical=lexical) or lost_by_merge(b, a, lexical=lexical)
 
 
+def same_order(text_a: str, text_b: str) -> bool:
+    """The words both texts share come in the same order, but for one moved word, and their
+    names in the same order: a re-typing keeps both; "finished X, next Y" and "finished Y,
+    next X", or "A talks to B through Go, and Kafka ..." with Go and Kafka swapped, do not."""
+    a = [w for w in words(text_a) if w not in FILLER_WORDS]
+    b = [w for w in words(text_b) if w not in FILLER_WORDS]
+    shared = sum((Counter(a) & Counter(b)).values())
+    matched = sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+    if shared - matched >= 2:
+        return False
+    names_a, names_b = _named(text_a), _named(text_b)
+    common = set(names_a) & set(names_b)
+    return [x for x in names_a if x in common] == [x for x in names_b if x in common]
+
+
 @functools.lru_cache(maxsize=4096)
 def _named(text: str) -> tuple[str, ...]:
-    """The identifiers, named technologies and proper nouns of `text`, in order (case-folded)."""
-    out = []
+    """The identifiers, named technologies and proper nouns of `text`, first mentions in order."""
+    out: dict[str, None] = {}
     for m in _TOKEN.finditer(text):
         tok = m.group(0)
-        folded = tok.casefold()
         named = tok[0].isupper() and len(tok) > 1 and not _sentence_initial(text, m.start())
-        if _is_identifier(tok) or folded in TECHNOLOGIES or named:
-            out.append(folded)
+        if _is_identifier(tok) or tok.casefold() in TECHNOLOGIES or named:
+            out.setdefault(tok.casefold())
     return tuple(out)
-
-
-def same_names_order(text_a: str, text_b: str) -> bool:
-    """The names both texts have come in the same order in each (first mentions)."""
-    a, b = _named(text_a), _named(text_b)
-    common = set(a) & set(b)
-    return [x for x in dict.fromkeys(a) if x in common] == [x for x in dict.fromkeys(b) if x in common]
 
 
 def _content(ws: frozenset[str]) -> frozenset[str]:

@@ -14,7 +14,7 @@ when the distinguishing details agree, compared the way a paraphrase may reword 
 - identifiers, named technologies and proper nouns: every one on either side is on the other;
 - opposites: no pair of opposite words split between the sides ("reads" / "writes",
   "before" / "after"), and no qualifier ("staging", "async", "maximum") on one side only;
-- the same words with the names in another order ("FastAPI over Flask") are another fact;
+- the same words in another order ("FastAPI over Flask", "finished X; next: Y") are another fact;
 - a replaced word or two in otherwise equal texts, in the same order ("importer" / "exporter")
   is a different thing, as the lexical rule says: a sentence embedding cannot tell it from a
   synonym.
@@ -35,7 +35,7 @@ from cortex.core.write.distinct import (
     OPPOSITE_WORDS,
     TECHNOLOGIES,
     lost_by_merge,
-    same_names_order,
+    same_order,
 )
 
 PARAPHRASE_COSINE = 0.90  # at or above, with no distinguishing difference: the same fact
@@ -186,8 +186,8 @@ def paraphrase_difference(a: str, b: str) -> str | None:
         why = lost_by_merge(kept, dropped, lexical=False)
         if why in ("identifier", "name"):
             return why
-    if jaccard(wa, wb) >= SAME_WORDS and not same_names_order(a, b):
-        return "order"  # the same words, the names moved: "FastAPI over Flask" / "Flask over FastAPI"
+    if jaccard(wa, wb) >= SAME_WORDS and not same_order(a, b):
+        return "order"  # the same words, moved: "FastAPI over Flask" / "Flask over FastAPI"
     if _single_swap(a, b):
         return "wording"
     return None

@@ -253,6 +253,22 @@ def test_every_merge_is_consistent(rows: list[tuple[str, MemoryType, int]]) -> N
         assert len({m.type for m in members}) == 1
         assert mg.merged.access_count == sum(m.access_count for m in members)
         assert mg.merged.id == mg.keeper.id and mg.merged.status is Status.ACTIVE
-        assert len(mg.keeper.content) == max(len(m.content) for m in members)
+        # The keeper says most: the most distinct words, then the longest text.
+        said = [(len(word_set(m.content)), len(m.content)) for m in members]
+        assert (len(word_set(mg.keeper.content)), len(mg.keeper.content)) == max(said)
         for x, y in itertools.combinations(members, 2):
             assert not (word_set(x.content) ^ word_set(y.content)) & {"not"}
+
+
+def test_a_note_with_an_added_detail_is_never_absorbed_into_a_longer_poorer_one() -> None:
+    # "metrics exporter contract" is the longer text, "checkout flow contract" adds a thing.
+    poorer = mem(
+        "a",
+        "Tomasz owns the metrics exporter; ask before changing its setup or the metrics exporter contract",
+    )
+    richer = mem(
+        "b", "Tomasz owns the metrics exporter; ask before changing its setup or the checkout flow contract"
+    )
+    assert len(poorer.content) > len(richer.content) and word_set(poorer.content) < word_set(richer.content)
+    (merge,) = plan_consolidation([poorer, richer], [], NOW).merges
+    assert merge.keeper.id == "b" and [m.id for m in merge.absorbed] == ["a"]
