@@ -138,8 +138,8 @@ def _batch(
         return
     failpoint("worker.before_lifecycle")
     _after_extraction(cx)
-    failpoint("worker.before_briefing")
     _code_anchors(cx, touched)
+    failpoint("worker.before_briefing")
     for cwd in cwds:
         _refresh_briefing(cx, cwd)
     failpoint("worker.after_briefing")
@@ -261,6 +261,16 @@ def _after_extraction(cx: Cortex) -> None:
         log.warning("lifecycle tick failed (%s: %s)", type(exc).__name__, exc, exc_info=True)
 
 
+def _code_anchors(cx: Cortex, touched: dict[Scope, dict[str, Memory]]) -> None:
+    """Anchor what the turn wrote; demote memories whose code a commit changed (best effort)."""
+    try:
+        from cortex.lifecycle.staleness import after_turn
+
+        after_turn(cx, touched)
+    except Exception as exc:
+        log.warning("code anchors not checked (%s: %s)", type(exc).__name__, exc, exc_info=True)
+
+
 def _refresh_briefing(cx: Cortex, cwd: str) -> None:
     try:
         from cortex.briefing.deliver import refresh_briefing
@@ -276,16 +286,6 @@ def _refresh_briefing(cx: Cortex, cwd: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m cortex.plugin.worker`."""
-def _code_anchors(cx: Cortex, touched: dict[Scope, dict[str, Memory]]) -> None:
-    """Anchor what the turn wrote; demote memories whose code a commit changed (best effort)."""
-    try:
-        from cortex.lifecycle.staleness import after_turn
-
-        after_turn(cx, touched)
-    except Exception as exc:
-        log.warning("code anchors not checked (%s: %s)", type(exc).__name__, exc, exc_info=True)
-
-
     parser = argparse.ArgumentParser(prog="python -m cortex.plugin.worker", description=__doc__)
     parser.add_argument(
         "--root", required=True, type=Path, help="the project root (its .memory/ holds the queue)"
