@@ -11,10 +11,9 @@ technologies and proper nouns. Re-typings (case, punctuation, filler words) stil
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
-from collections import Counter
-from difflib import SequenceMatcher
 
 from cortex.core.text import word_set, words
 
@@ -197,15 +196,30 @@ def same_order(text_a: str, text_b: str) -> bool:
     """The words both texts share come in the same order, but for one moved word, and their
     names in the same order: a re-typing keeps both; "finished X, next Y" and "finished Y,
     next X", or "A talks to B through Go, and Kafka ..." with Go and Kafka swapped, do not."""
-    a = [w for w in words(text_a) if w not in FILLER_WORDS]
-    b = [w for w in words(text_b) if w not in FILLER_WORDS]
-    shared = sum((Counter(a) & Counter(b)).values())
-    matched = sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
-    if shared - matched >= 2:
+    if _moved_words(text_a, text_b) >= 2:
         return False
     names_a, names_b = _named(text_a), _named(text_b)
     common = set(names_a) & set(names_b)
     return [x for x in names_a if x in common] == [x for x in names_b if x in common]
+
+
+def _moved_words(text_a: str, text_b: str) -> int:
+    """How many of the words both texts have (first mentions, filler aside) are out of order:
+    their number less the longest run kept in order (patience sorting, n log n)."""
+    first_b: dict[str, int] = {}
+    for i, w in enumerate(w for w in words(text_b) if w not in FILLER_WORDS):
+        first_b.setdefault(w, i)
+    seen: set[str] = set()
+    order = []
+    for w in words(text_a):
+        if w in first_b and w not in seen:
+            seen.add(w)
+            order.append(first_b[w])
+    tails: list[int] = []
+    for x in order:
+        at = bisect.bisect_left(tails, x)
+        tails[at : at + 1] = [x]
+    return len(order) - len(tails)
 
 
 @functools.lru_cache(maxsize=4096)
