@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from cortex.app import Cortex
 from cortex.core.extract.pipeline import Rejection
+from cortex.core.extract.signals import PLAN_TAG
+from cortex.core.extract.structural import EDITS_TAG
 from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.write.apply import superseded, supersedes_edge
@@ -47,6 +49,9 @@ def supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -
 
 # What a turn's answer reported as found; its state notes are replaced by the state rule.
 _ANSWER_TAGS = (REPORT_TAG, FINDING_TAG)
+# What else a turn leaves: where its previous answer ends, whatever that answer stored.
+_TURN_TAGS = (STATE_TAG, EDITS_TAG, PLAN_TAG)
+_ALL_TYPES = [t.value for t in MemoryType]
 _ANSWER_TYPES = [
     t.value
     for t in (
@@ -60,21 +65,23 @@ _ANSWER_TYPES = [
 
 
 def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None:
-    """The user said the previous answer was wrong: what it reported as found (the latest
-    report notes of this session before the prompt) is superseded; history keeps it."""
-    held = {m.id: m for tag in _ANSWER_TAGS for m in store.tagged(tag, _ANSWER_TYPES)}
-    before = [
-        m
-        for m in held.values()
-        if m.status is Status.ACTIVE
-        and m.source.session_id == rejection.session_id
+    """The user said the previous answer was wrong: what it reported as found is superseded;
+    history keeps it. The previous answer is the latest turn of this session before the prompt
+    that left notes of any kind (its report, its state, its edits or plan), so an older turn's
+    findings are never taken for it."""
+    mine = {
+        m.id: m
+        for tag in (*_ANSWER_TAGS, *_TURN_TAGS)
+        for m in store.tagged(tag, _ALL_TYPES)
+        if m.source.session_id == rejection.session_id
         and m.source.transcript_offset is not None
         and m.source.transcript_offset < rejection.offset
-    ]
-    if not before:
+    }
+    if not mine:
         return
-    latest = max(m.source.transcript_offset or 0 for m in before)
+    latest = max(m.source.transcript_offset or 0 for m in mine.values())
     now = cx.now()
-    for old in before:
-        if old.source.transcript_offset == latest:
+    for old in mine.values():
+        answer = any(t in old.tags for t in _ANSWER_TAGS) and old.type.value in _ANSWER_TYPES
+        if answer and old.status is Status.ACTIVE and old.source.transcript_offset == latest:
             store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")

@@ -149,3 +149,20 @@ def test_an_answer_followed_by_another_request_stays(project: Path) -> None:
         assert all(m.status is Status.ACTIVE for m in memories if "default `GITHUB_TOKEN`" in m.content)
     finally:
         cx.close()
+
+
+def test_a_rejection_withdraws_only_the_answer_right_before_it(project: Path) -> None:
+    # Real shape: a sound finding, then a turn that only reports where things stand, then
+    # "wrong, you must open the link": the older finding is not the answer rejected.
+    status = "## Current status\n- The dev servers on ports 3000 to 3004 are stopped and the ports are free"
+    turns = [
+        answer_turn(1, "why does CI fail on checkout?", RIGHT_ANSWER),
+        answer_turn(2, "kill all running ports", status),
+        answer_turn(3, "wrong, you must open the link to see the errors", "Opened it; the page shows a 500."),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        assert all(m.status is Status.ACTIVE for m in memories if "`GH_TOKEN` is visible" in m.content)
+    finally:
+        cx.close()
