@@ -11,6 +11,7 @@ themselves are never changed by an audit.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from cortex.app import Cortex
@@ -20,6 +21,8 @@ from cortex.core.lifecycle.health import Health, content_health
 from cortex.core.model import Scope
 from cortex.core.replay import replay
 from cortex.store.port import StoreAdmin
+
+log = logging.getLogger("cortex.admin.audit")
 
 WINDOW_INDEX_SUFFIX = "#chunks"  # windows of long memories, not one row per memory
 
@@ -122,7 +125,11 @@ def stale_memories(cx: Cortex, store: StoreAdmin) -> dict[str, str]:
     """Active memories of a project store whose code anchors changed at HEAD -> their mark."""
     if store.scope is not Scope.PROJECT:
         return {}
-    checks = anchor_checks(cx.paths.root, [store], None, cache_path(cx.paths.briefing_dir))
+    try:
+        checks = anchor_checks(cx.paths.root, [store], None, cache_path(cx.paths.briefing_dir))
+    except Exception as exc:  # git or the anchors unreadable: the rest of the audit still stands
+        log.warning("code anchors not checked: %s", exc)
+        return {}
     return dict(sorted(marks(checks).items()))
 
 
