@@ -7,6 +7,7 @@ memory (`cortex.core.write.chunks`), in one embedding call.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,9 +22,13 @@ from cortex.store.port import MemoryStore
 log = logging.getLogger("cortex.capture.embed")
 
 
+MAX_REMEMBERED = 4096  # texts whose vectors an embedder keeps (~6 MB at 384 dimensions)
+
+
 class Remembering:
     """An embedder that embeds each text once: the write gate embeds a candidate to compare it
-    with its neighbours, and the write embeds the same text again for its vector."""
+    with its neighbours, and the write embeds the same text again for its vector. Keeps the
+    vectors of the last MAX_REMEMBERED texts."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
@@ -45,21 +50,41 @@ class Remembering:
         import numpy as np
 
         todo = list(dict.fromkeys(t for t in texts if t not in self._seen))
-        if todo:
-            self._seen.update(zip(todo, self.inner.embed_documents(todo), strict=True))
+        fresh = dict(zip(todo, self.inner.embed_documents(todo), strict=True)) if todo else {}
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
-        return np.asarray([self._seen[t] for t in texts], dtype=np.float32)
+        out = np.asarray([fresh[t] if t in fresh else self._seen[t] for t in texts], dtype=np.float32)
+        self._seen.update(fresh)
+        while len(self._seen) > MAX_REMEMBERED:
+            del self._seen[next(iter(self._seen))]
+        return out
 
     def embed_query(self, text: str) -> Any:
         return self.inner.embed_query(text)
 
 
+# One Remembering per embedder object: the worker's gate and its embedding after the commit
+# share what was embedded (the same candidate text is never embedded twice in one run).
+_SHARED: weakref.WeakKeyDictionary[Any, Remembering] = weakref.WeakKeyDictionary()
+
+
 def remembering(embedder: Embedder | None) -> Embedder | None:
     """`embedder` embedding each text once (None stays None)."""
-    if embedder is None or isinstance(embedder, Remembering):
+    return None if embedder is None else remembered(embedder)
+
+
+def remembered(embedder: Embedder) -> Embedder:
+    """`embedder` embedding each text once: the same wrapper for the same embedder object
+    wherever it is asked for."""
+    if isinstance(embedder, Remembering):
         return embedder
-    return Remembering(embedder)
+    try:
+        shared = _SHARED.get(embedder)
+        if shared is None:
+            shared = _SHARED[embedder] = Remembering(embedder)
+        return shared
+    except TypeError:  # an embedder that cannot be weakly referenced: remembered per call
+        return Remembering(embedder)
 
 
 def memory_text(cx: Cortex, content: str, mem_type: MemoryType, scope: Scope) -> str:

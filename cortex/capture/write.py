@@ -165,11 +165,14 @@ def write_batch(
     """
     now = cx.now()
     out = []
-    embedder = fast_embedder(cx) if items else None
-    for cand, source in items:
-        cand = redacted(cand)
-        if not cand.content:
-            continue
+    embedder = remembering(fast_embedder(cx)) if items else None
+    todo = [(c, source) for c, source in ((redacted(c), s) for c, s in items) if c.content]
+    if embedder is not None and todo:
+        try:  # the whole batch in one call: each candidate's gate then finds its vector made
+            embedder.embed_documents([memory_text(cx, c.content, c.type, store.scope) for c, _ in todo])
+        except Exception as exc:  # the gate embeds (or falls back to words) one by one
+            log.warning("embedding the batch for the write gate failed: %s", exc)
+    for cand, source in todo:
         plan = plan_candidate(cx, store, cand, embedder)
         out.append(apply_plan(cx, store, cand, plan, source, now))
     return out

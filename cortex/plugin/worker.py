@@ -191,8 +191,9 @@ def _embed(cx: Cortex, touched: dict[Scope, dict[str, Memory]], report: WorkerRe
 
 def embed_touched(cx: Cortex, touched: dict[Scope, dict[str, Memory]], embedder: Embedder) -> int:
     """Embed the memories a run stored or changed; returns how many got vectors."""
-    from cortex.capture.embed import embed_memories
+    from cortex.capture.embed import embed_memories, remembered
 
+    embedder = remembered(embedder)  # the texts the write gate embedded are not embedded again
     done = 0
     for scope, memories in touched.items():
         store = cx.store(scope, create=False)
