@@ -45,6 +45,7 @@ GATED = {
     ("lifecycle/upkeep.py", "tick_store"): "lifecycle fields of stored memories",
     ("lifecycle/upkeep.py", "_apply_merge"): "merge of two stored memories",
     ("lifecycle/staleness.py", "recheck"): "confidence of a stored memory whose code changed",
+    ("lifecycle/usage.py", "_apply"): "priority of a stored memory (use feedback), no text",
     ("admin/scrub.py", "_scrub_memories"): "rewrites stored text through the gate",
     ("capture/projection.py", "_apply"): "text via _write (write.redacted); status and type changes",
     ("team/push.py", "_put"): "the team copy via team_copy (sanitise_memory)",
