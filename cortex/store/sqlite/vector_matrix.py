@@ -43,11 +43,14 @@ _SEARCHES: dict[tuple[int, str], int] = {}
 
 
 def note_written() -> None:
-    """Forget every in-memory copy: this process changed some vec0 table."""
+    """Forget every in-memory copy: this process changed some vec0 table. The search counts
+    start again too: a process that writes between searches (`remember` after `remember`, the
+    write gate) keeps asking vec0 instead of reloading a whole table after every write."""
     global _generation
     with _LOCK:
         _generation = next(_GENERATION)
         _COPIES.clear()
+        _SEARCHES.clear()
 
 
 def generation() -> int:

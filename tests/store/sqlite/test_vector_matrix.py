@@ -116,3 +116,28 @@ def test_a_write_from_another_connection_refreshes_the_copy(
     finally:
         other.close()
     assert vectors.nearest(store.conn, table, q, 1)[0][0] == 999_999
+
+
+def test_a_process_that_writes_between_searches_never_reloads_the_table(
+    cx: Cortex, fake: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `remember` after `remember`: each write gate searches once, then a vector is written.
+    write(cx, fake, notes(0, 20))
+    store = cx.write_store(Scope.PROJECT)
+    table = table_of(store, fake)
+    loads: list[str] = []
+    real_load = vector_matrix._load
+
+    def counting(*args: object) -> object:
+        loads.append("load")
+        return real_load(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(vector_matrix, "_load", counting)
+    q = query(fake, "worker retry queue")
+    for i in range(4):
+        assert vectors.nearest(store.conn, table, q, 3)  # vec0 answers: nothing loaded
+        write(cx, fake, [f"zebra note {i}"])
+    assert loads == []
+    for _ in range(vector_matrix.LOAD_AFTER_SEARCHES):  # searches with no write between: held
+        vectors.nearest(store.conn, table, q, 3)
+    assert loads == ["load"]
