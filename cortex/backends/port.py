@@ -29,7 +29,11 @@ class Choice(Generic[T]):
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns already-prefixed texts into unit-norm float32 vectors of one model and dimension."""
+    """Turns already-prefixed texts into unit-norm float32 vectors of one model and dimension.
+
+    An embedder whose treatment of a text depends on the other texts of its call (a hosted one
+    that strips code using the memory a window is cut from) says so with a class attribute
+    `reads_calls_whole = True`: callers that remember vectors then never split its calls."""
 
     @property
     def key(self) -> str: ...  # names model + dim; picks the vec0 table

@@ -137,6 +137,9 @@ class VoyageEmbedder:
     """Unit-norm float32 vectors from the Voyage API; one vec0 index of its own."""
 
     backend = "voyage"
+    # What it sends of a text depends on the other texts of the same call (`sendable_texts`): a
+    # caller that remembers vectors must not split a call (cortex.capture.embed.Remembering).
+    reads_calls_whole = True
 
     def __init__(
         self,

@@ -49,9 +49,12 @@ class Remembering:
     def embed_documents(self, texts: Sequence[str]) -> Any:
         import numpy as np
 
-        todo = list(dict.fromkeys(texts)) if any(t not in self._seen for t in texts) else []
-        # A call with anything new goes whole: an embedder may read one text in the light of the
-        # others (a hosted one strips the code from a memory's windows using the memory itself).
+        if getattr(self.inner, "reads_calls_whole", False) and any(t not in self._seen for t in texts):
+            # This embedder reads one text in the light of the others in its call (Voyage strips
+            # the code of a memory's windows using the memory itself): the call goes whole.
+            todo = list(dict.fromkeys(texts))
+        else:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._seen))
         fresh = dict(zip(todo, self.inner.embed_documents(todo), strict=True)) if todo else {}
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)

@@ -75,9 +75,10 @@ def test_one_wrapper_per_embedder_and_a_bounded_memory(fake: FakeEmbedder) -> No
     assert len(fake.calls) == calls + 1
 
 
-def test_a_call_with_anything_new_reaches_the_embedder_whole(fake: FakeEmbedder) -> None:
+def test_a_call_with_anything_new_reaches_an_embedder_that_reads_calls_whole(fake: FakeEmbedder) -> None:
     # A hosted embedder strips a window's code using the memory it is cut from, in the same call:
     # a remembered memory text must still travel with its new windows.
+    fake.reads_calls_whole = True  # type: ignore[attr-defined]
     shared = Remembering(fake)
     shared.embed_documents(["[architecture] the whole memory"])
     shared.embed_documents(["[architecture] the whole memory", "[architecture] a window of it"])
@@ -85,3 +86,10 @@ def test_a_call_with_anything_new_reaches_the_embedder_whole(fake: FakeEmbedder)
     calls = len(fake.calls)
     shared.embed_documents(["[architecture] a window of it", "[architecture] the whole memory"])
     assert len(fake.calls) == calls  # everything remembered: nothing sent
+
+
+def test_a_local_embedder_gets_only_the_new_texts(fake: FakeEmbedder) -> None:
+    shared = Remembering(fake)
+    shared.embed_documents(["[architecture] the whole memory"])
+    shared.embed_documents(["[architecture] the whole memory", "[architecture] a window of it"])
+    assert fake.calls[-1] == ("[architecture] a window of it",)

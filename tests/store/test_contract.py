@@ -478,7 +478,11 @@ def test_windows_of_long_memories_pull_them_nearer(vec_store: StoreAdmin, make_m
     assert {i.name for i in store.vector_indexes()} == {table, chunks}
     with store.transaction():
         store.write_chunk_vectors(chunks, [(b.id, [])])  # cleared
-    assert store.nearest("fake-4", query, 2, chunk_k=4) == store.nearest("fake-4", query, 2)
+    pooled, plain = store.nearest("fake-4", query, 2, chunk_k=4), store.nearest("fake-4", query, 2)
+    # The same hits; one search may come from vec0 and the other from an in-memory copy (float32
+    # sums in another order), so distances agree to float precision, not bit for bit.
+    assert [(h.id, h.status) for h in pooled] == [(h.id, h.status) for h in plain]
+    assert [h.distance for h in pooled] == pytest.approx([h.distance for h in plain], abs=1e-6)
 
 
 def test_rebuilding_a_vector_index_keeps_live_vectors(vec_store: StoreAdmin, make_memory: MakeMemory) -> None:
