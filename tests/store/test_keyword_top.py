@@ -41,7 +41,9 @@ def fill(store: StoreAdmin, make_memory: Callable[..., Memory], n: int, supersed
                 store.update_memory(m, replace(m, status=Status.SUPERSEDED), "test", T0, "supersede")
 
 
-def joined(store: StoreAdmin, query: TextQuery, limit: int, statuses: tuple[str, ...]) -> list[tuple[str, float]]:
+def joined(
+    store: StoreAdmin, query: TextQuery, limit: int, statuses: tuple[str, ...]
+) -> list[tuple[str, float]]:
     """Every match ranked with its memory's status in the join: what search_text must equal."""
     sql = fts.search_sql("m.id", f"m.status IN ({marks(statuses)})")
     conn = store.conn  # type: ignore[attr-defined]
