@@ -133,19 +133,18 @@ def read_recent_commits(
     return tuple(commits)
 
 
-def read_paths_at_head(root: Path, paths: Iterable[str]) -> frozenset[str] | None:
-    """Which of `paths` (relative to the top level) exist in HEAD's tree; None when unknown."""
+def batch_check(root: Path, rev: str, paths: Iterable[str], fmt: str) -> dict[str, str] | None:
+    """Each of `paths` (relative to the top level) -> git's `cat-file --batch-check=<fmt>` line
+    for `<rev>:<path>` (a path absent there reads "<rev>:<path> missing"); one git process for
+    any number of paths. None when git cannot answer."""
     wanted = [p for p in dict.fromkeys(paths) if p and "\n" not in p]
     if not wanted:
-        return frozenset()
-    if read_head(root) is None:
-        return None
-    # One process for any number of paths: `HEAD:<path>` answers "missing" for absent ones.
+        return {}
     out = run_git(
         root,
         "cat-file",
-        "--batch-check=%(objectname)",
-        stdin_text="".join(f"HEAD:{p}\n" for p in wanted),
+        f"--batch-check={fmt}",
+        stdin_text="".join(f"{rev}:{p}\n" for p in wanted),
         timeout_s=GIT_TIMEOUT_S * 5,
     )
     if out is None:
@@ -153,7 +152,20 @@ def read_paths_at_head(root: Path, paths: Iterable[str]) -> frozenset[str] | Non
     answers = out.split("\n")
     if len(answers) != len(wanted):
         return None
-    return frozenset(p for p, a in zip(wanted, answers, strict=True) if not a.endswith(" missing"))
+    return dict(zip(wanted, answers, strict=True))
+
+
+def read_paths_at_head(root: Path, paths: Iterable[str]) -> frozenset[str] | None:
+    """Which of `paths` (relative to the top level) exist in HEAD's tree; None when unknown."""
+    wanted = [p for p in dict.fromkeys(paths) if p and "\n" not in p]
+    if not wanted:
+        return frozenset()
+    if read_head(root) is None:
+        return None
+    found = batch_check(root, "HEAD", wanted, "%(objectname)")
+    if found is None:
+        return None
+    return frozenset(p for p, answer in found.items() if not answer.endswith(" missing"))
 
 
 def file_exists_at_head(root: Path, path: str) -> bool | None:

@@ -9,32 +9,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cortex.shell.git import _GIT_ENV as GIT_ENV
-from cortex.shell.git import GIT_TIMEOUT_S, run_git
+from cortex.shell.git import GIT_TIMEOUT_S, batch_check, run_git
 
 
 def read_blob_ids(root: Path, rev: str, paths: Iterable[str]) -> dict[str, str | None] | None:
     """Each of `paths` (relative to the top level) -> its blob id at `rev` (None: not a file
     there); one git process for any number of paths. None when git cannot answer."""
-    wanted = [p for p in dict.fromkeys(paths) if p and "\n" not in p]
-    if not wanted:
-        return {}
-    out = run_git(
-        root,
-        "cat-file",
-        "--batch-check=%(objectname) %(objecttype)",
-        stdin_text="".join(f"{rev}:{p}\n" for p in wanted),
-        timeout_s=GIT_TIMEOUT_S * 5,
-    )
-    if out is None:
+    found = batch_check(root, rev, paths, "%(objectname) %(objecttype)")
+    if found is None:
         return None
-    answers = out.split("\n")
-    if len(answers) != len(wanted):
-        return None
-    found: dict[str, str | None] = {}
-    for path, answer in zip(wanted, answers, strict=True):
+    blobs: dict[str, str | None] = {}
+    for path, answer in found.items():
         sha, _, kind = answer.partition(" ")
-        found[path] = sha if kind == "blob" else None
-    return found
+        blobs[path] = sha if kind == "blob" else None
+    return blobs
 
 
 def read_blob_texts(root: Path, blobs: Iterable[str]) -> dict[str, str]:
