@@ -39,7 +39,7 @@ class FirstRender(NamedTuple):
     full: str
     shown_stable: frozenset[str]  # ids the stable part shows
     partial: bool  # the project store was too big: only the global part was rendered
-    memories: int  # active, briefed memories in both stores
+    memories: int  # active, briefed memories in both stores (as counted: the hook stops at its cap)
     file_channel: bool  # the `briefing_file` setting: may the rules file carry the stable part
 
 

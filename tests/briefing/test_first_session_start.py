@@ -227,3 +227,13 @@ def test_a_big_project_store_alone_is_left_to_the_queued_render(
     monkeypatch.setattr(session_start, "INLINE_MAX_MEMORIES", 500)
     text = start(project)  # the next session reads the cache the render left
     assert text is not None and PROGRESS in text and "on branch feat/big" in text
+
+
+def test_the_hook_count_stops_at_its_cap(cx: Cortex, project: Path) -> None:
+    for i in range(5):
+        remember(cx, f"{WAL} (note {i} of five)", mem_type="decision")
+    remember(cx, "def f(): return 1", mem_type="code")  # raw code is never briefed
+    db = Paths(project, cx.paths.home).project_db
+    assert hook_read.count_briefed(db) == 5
+    assert hook_read.count_briefed(db, cap=3) == 3  # enough to know the store is over the cap
+    assert hook_read.count_briefed(db, cap=9) == 5

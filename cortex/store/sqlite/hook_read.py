@@ -56,12 +56,17 @@ def _read_only(db: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
 
 
-def count_briefed(db: Path) -> int:
-    """How many memories of the store a briefing would consider (active, not raw code); raises Unreadable."""
+def count_briefed(db: Path, cap: int | None = None) -> int:
+    """How many memories of the store a briefing would consider (active, not raw code), or `cap`
+    when there are at least that many (the count stops there: it costs the same in any store);
+    raises Unreadable."""
+    sql = f"SELECT 1 FROM memories WHERE {_BRIEFED}"
+    if cap is not None:
+        sql += f" LIMIT {int(cap)}"
     try:
         conn = _read_only(db)
         try:
-            return int(conn.execute(f"SELECT count(*) FROM memories WHERE {_BRIEFED}").fetchone()[0])
+            return int(conn.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0])
         finally:
             conn.close()
     except sqlite3.Error as exc:
