@@ -275,6 +275,12 @@ def first_hour_rows(n: int, root: Path, env: dict[str, str], runs: int, process_
     for stage, ms in rows.cold_split(root, env, QUERIES, process_runs).items():
         out.append(Series(f"cold recall, stage: {stage}", n, ms=ms, cpu_ms=[float("nan")] * len(ms)))
     nan = float("nan")
+    exports = sorted(Path(env["CORTEX_HOME"], "models").glob("*/manifest.json"))
+    if exports:
+        ms = rows.embed_floor(exports[0].parent, env, QUERIES, process_runs)
+        note = "python + numpy + onnxruntime + tokenizers + the session + one query, no cortex code"
+        floor = "embed one query in a new process (floor)"
+        out.append(Series(floor, n, ms=ms, cpu_ms=[nan] * len(ms), note=note))
     ms, first = rows.mcp_recall(root, env, QUERIES, runs)
     note = "`cortex mcp` over stdio (SDK client), tool `recall`, after one unrecorded call"
     out.append(Series("recall through the MCP server, warm", n, ms=ms, cpu_ms=[nan] * len(ms), note=note))

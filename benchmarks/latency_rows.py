@@ -7,6 +7,8 @@ server, and SessionStart with no cached briefing. Used by `benchmarks.latency`.
   cold `cortex recall`;
 - MCP recall, warm: `cortex mcp` started once over stdio by the official SDK's client, then its
   `recall` tool called repeatedly (what the model's own recalls cost within a session);
+- the floor: a new process that only embeds one query with the same model files (no cortex
+  code), so the cold recall's own share can be read off;
 - SessionStart with no cached briefing: the real hook (`python3 -S hooks/launch.py
   SessionStart`) on a project whose cached briefing is removed before every run.
 """
@@ -62,6 +64,51 @@ render_recall(r.query, r.hits, mode=r.mode, notes=r.notes, abstained=r.abstained
 mark("search + render (" + r.mode.value + ")")
 print(json.dumps(marks))
 """
+
+
+# Runs in a fresh interpreter: the model alone, no cortex code. Python, numpy, onnxruntime and
+# tokenizers, the session (with cortex's options) and one query: what any new process that embeds
+# a query with this model pays before it can search.
+_FLOOR = r"""
+import sys
+from pathlib import Path
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+model = Path(sys.argv[1])
+options = ort.SessionOptions()
+options.intra_op_num_threads = 2
+options.inter_op_num_threads = 1
+options.log_severity_level = 3
+options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+session = ort.InferenceSession(str(model / "model.onnx"), options, providers=["CPUExecutionProvider"])
+tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
+enc = tokenizer.encode(sys.argv[2])
+ids = np.array([enc.ids], dtype=np.int64)
+feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+names = {i.name for i in session.get_inputs()}
+session.run(None, {k: v for k, v in feeds.items() if k in names})
+"""
+
+
+def embed_floor(model_dir: Path, env: dict[str, str], queries: Sequence[str], runs: int) -> list[float]:
+    """Wall ms, spawn to exit, of a new process that only embeds one query with the model."""
+    timings: list[float] = []
+    for i in range(runs + 1):
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", _FLOOR, str(model_dir), queries[i % len(queries)]],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = (time.perf_counter() - start) * 1000
+        if done.returncode != 0:
+            raise RuntimeError(f"embedding one query in a new process failed:\n{done.stderr[-2000:]}")
+        if i:  # the first run warms the OS file cache
+            timings.append(wall)
+    return timings
 
 
 def cold_split(root: Path, env: dict[str, str], queries: Sequence[str], runs: int) -> dict[str, list[float]]:
