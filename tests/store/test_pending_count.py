@@ -65,3 +65,35 @@ def test_the_count_follows_this_connections_writes_and_anothers(
     put(other, make_memory("delta note"), make_memory("epsilon note"))
     assert store.count_unembedded(table) == 3  # another connection's commit
     assert store.count_unembedded(table) == len(store.unembedded(table))
+
+
+def test_recalls_access_counts_keep_the_count_and_other_writes_beside_them_do_not(
+    opened: Callable[[], StoreAdmin], make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cortex.store.sqlite import vectors
+
+    store = opened()
+    if not store.vectors:
+        pytest.skip(f"this store cannot hold vectors here: {store.vector_note}")
+    a, b = make_memory("alpha note"), make_memory("beta note")
+    put(store, a, b)
+    with store.transaction():
+        table = store.ensure_vector_index("fake-4", 4, T0)
+    counted: list[int] = []
+    real = vectors.count_pending
+    monkeypatch.setattr(vectors, "count_pending", lambda conn, t: counted.append(1) or real(conn, t))
+    assert store.count_unembedded(table) == 2
+    with store.transaction():  # what a recall writes after its search
+        store.record_access([a.id, b.id], T0, "test")
+    assert store.count_unembedded(table) == 2
+    assert len(counted) == 1  # an access count moves nobody in or out of the queue: not counted again
+
+    c = make_memory("gamma note")
+    with store.transaction():  # a new memory and an access in one transaction
+        store.insert_memory(c, "test", T0)
+        store.record_access([a.id], T0, "test")
+    assert store.count_unembedded(table) == 3
+    with store.transaction():
+        store.record_access([c.id], T0, "test")
+        store.update_memory(c, replace(c, status=Status.SUPERSEDED), "test", T0, "supersede")
+    assert store.count_unembedded(table) == 2 == len(store.unembedded(table))

@@ -15,6 +15,7 @@ from cortex.store.sqlite import codec, fts
 from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS, marks
 from cortex.store.sqlite.connection import Connection
 from cortex.store.sqlite.records import write_journal
+from cortex.store.sqlite.vector_store import carry_pending, pending_version
 
 TOP_OVERFETCH = 4  # keyword search: rows ranked by the index alone per result wanted
 
@@ -118,12 +119,14 @@ class MemoryTable:
         """Count a recall of these memories (one journal record for the batch)."""
         if not ids:
             return
+        before = pending_version(self.conn)
         self.conn.execute(
             "UPDATE memories SET access_count = access_count + 1, last_accessed = ? "
             f"WHERE id IN ({marks(ids)})",
             (format_time(at), *ids),
         )
         write_journal(self.conn, actor, "access", None, {"ids": list(ids)}, at)
+        carry_pending(self.conn, before)  # no memory joined or left the embedding queue
 
     def search_text(
         self, query: TextQuery, limit: int, statuses: Sequence[str] = LIVE

@@ -16,6 +16,23 @@ MAX_PENDING_KEYS = 64
 _PENDING: dict[tuple[int, str], tuple[Any, tuple[Any, ...], int]] = {}
 
 
+def pending_version(conn: Connection) -> tuple[int, int, int]:
+    """What a held count of `count_unembedded` is valid for: any commit of another connection,
+    any write of this one, any vector written in this process."""
+    return (data_version(conn), conn.raw.total_changes, vector_matrix.generation())
+
+
+def carry_pending(conn: Connection, before: tuple[int, int, int]) -> None:
+    """Keep the counts held at `before` across this connection's writes since, which touched
+    nothing that decides them (recall's access counts: never a status, type or vector)."""
+    after = pending_version(conn)
+    if after[0] != before[0] or after[2] != before[2]:
+        return  # another connection committed, or vectors were written: count again
+    for key, held in list(_PENDING.items()):
+        if held[0] is conn.raw and held[1] == before:
+            _PENDING[key] = (held[0], after, held[2])
+
+
 class VectorMethods:
     """Vector indexes, vectors and nearest-neighbour search of one store."""
 
@@ -58,7 +75,7 @@ class VectorMethods:
         # Another connection's commit moves data_version; this connection's own writes (a new
         # memory, a vector, a status change) move total_changes. Neither reads the store, so a
         # warm recall at 100,000 memories no longer counts them per query (~40 ms).
-        version = (data_version(conn), conn.raw.total_changes, vector_matrix.generation())
+        version = pending_version(conn)
         key = (id(conn.raw), index or "")
         held = _PENDING.get(key)
         if held is not None and held[0] is conn.raw and held[1] == version:
