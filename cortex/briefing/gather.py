@@ -3,8 +3,10 @@
 The briefing ranks each bucket (pinned, then each type) and stops taking memories once the budget
 could not hold more (`plan_candidates`). Here each bucket is read in bands of rank from the top
 down: the rank index (type, pinned, access count, rank key) finds every memory whose rank may
-lie in a band, one seek per access count, so a read costs about what it returns. Bands widen
-until the memories the briefing would take, and every one ranked above them, are known.
+lie in a band, one seek per access count, so a read costs about what it returns. The first band
+starts at the best rank there is; bands widen until the memories the briefing would take, and
+every one ranked above them, are known, and where ranks crowd a band stops at the rank of the
+last row the bucket can still take, so only about those rows are ever decoded.
 `render_briefings` given that pool and `StoreFacts` (the counts and the access scale of all
 memories) renders the same text as from every memory.
 
@@ -41,6 +43,7 @@ from cortex.store.port import RANK_KEY_WEIGHTS, BriefingReads, RankBand
 FIRST_BAND = 0.02  # the first band's width in rank; then as wide as the rows still needed take
 TYPICAL_ENTRY_TOKENS = 24  # what a briefing entry costs at least, give or take: sizes the bands
 ACCESS_CHUNK = 16  # rows per read of the most accessed memories
+BAND_SLACK_ROWS = 16  # rows a band may read beyond those the bucket can still take
 MAX_LATEST_EDITS = 3  # `compose.MAX_EDIT_NOTES`
 SLACK = 1e-9  # float rounding between the rank of a band and the rank computed here
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -165,7 +168,18 @@ class _Reader:
         # Every memory ranked at or above low[group] is read ("not a decision" groups: pinned
         # decisions come before other pinned notes). Ranks never exceed the sum of the weights.
         top = self.scale * sum(RANK_KEY_WEIGHTS) + access_share + boost
-        low = {False: top, True: top}
+        access_scale = access_share / max_log if max_log else 0.0
+        probe = RankBand(self.scale, access_scale, access_share, branch, boost, 0.0, top)
+        low = {}
+        for group in (False, True):  # from the best rank there is: no band above it reads nothing
+            tops = [
+                x
+                for t in types
+                if (t != MemoryType.DECISION.value) == group
+                for s in self.stores
+                if (x := s.brief_top(t, pinned, probe)) is not None
+            ]
+            low[group] = min(top, max(tops)) if tops else -math.inf
         width = FIRST_BAND
         need = min(budget // MIN_ENTRY_TOKENS + 1, 2 * budget // TYPICAL_ENTRY_TOKENS + 1)
         while True:
@@ -178,37 +192,40 @@ class _Reader:
             if settled:
                 return
             before = len(found)
+            # A band never reads many more rows than the bucket can still take: where ranks
+            # crowd, it stops at the rank of the last of them (`brief_band_floor`).
+            limit = max(need - len(taken), 0) + BAND_SLACK_ROWS
+            used = width
             for group, goal in target.items():
                 if not types_in(types, group) or low[group] == -math.inf:
                     continue
                 new_low = min(low[group] - width, goal - 4 * SLACK)
                 new_low = -math.inf if new_low <= 0 else new_low  # ranks are never negative
                 band_of = RankBand(
-                    self.scale,
-                    access_share / max_log if max_log else 0.0,
-                    access_share,
-                    branch,
-                    boost,
-                    new_low,
-                    low[group] + SLACK,
+                    self.scale, access_scale, access_share, branch, boost, new_low, low[group] + SLACK
                 )
                 for t in types:
                     if (t != MemoryType.DECISION.value) != group:
                         continue
                     for i, s in enumerate(self.stores):
-                        for m in s.brief_band(t, pinned, band_of, self.known):
+                        got_band, floor = s.brief_band(t, pinned, band_of, self.known, limit)
+                        new_low = max(new_low, floor)  # read down to there for every type
+                        for m in got_band:
                             self.known[m.id] = m
                             found[m.id] = m
                             self.store_of.setdefault(m.id, i)
+                if not math.isinf(new_low):
+                    used = min(used, low[group] - new_low)
                 low[group] = new_low
             # The next band is about as wide as the rows still needed took in this one, and at
             # most as wide as the ranks read so far span: ranks crowd more densely further down.
             got = len(found) - before
             if got:
                 wanted = max(need - len(ranked) - got, 8)
-                span = max(-key(m)[2] for m in found.values()) - min(low.values())
+                finite = [v for v in low.values() if v > -math.inf]
+                span = max(-key(m)[2] for m in found.values()) - min(finite) if finite else 0.0
                 span = max(span, FIRST_BAND / 2)
-                width = min(max(1.25 * wanted * width / got, FIRST_BAND / 4), span)
+                width = min(max(1.25 * wanted * used / got, FIRST_BAND / 4), span)
             else:
                 width *= 1.5
 
@@ -325,7 +342,11 @@ def _stale(reader: _Reader, root: Path) -> tuple[int, list[str], dict[str, str |
     for s in reader.stores:
         gone = read_gone_paths(root, s.brief_paths())
         gone_all.update(gone)
-        n, ids = s.brief_stale([f for f, r in gone.items() if r is not None], MAX_STALE_IDS)
+        n, ids = s.brief_stale(
+            [f for f, r in gone.items() if r is not None],
+            [f for f, r in gone.items() if r is None],
+            MAX_STALE_IDS,
+        )
         count += n
         first.extend(ids)
     first = first[:MAX_STALE_IDS]

@@ -53,7 +53,6 @@ SCHEMA_2 = (
     "INSERT OR IGNORE INTO memory_files (path, n, live) SELECT j.value, m.n, "
     f"{_LIVE.replace('new.', 'm.')} FROM memories m, json_each(m.source_files) j",
 )
-STALE_SORT_MAX = 5_000  # stale memories sorted by date at once; more are read newest first
 NEXT_PATH_SQL = "SELECT min(path) FROM memory_files WHERE path > ?"
 
 
@@ -63,41 +62,53 @@ class BriefingRows:
     conn: Connection
 
     def brief_band(
-        self, type_: str, pinned: bool, band: RankBand, known: Mapping[str, Memory]
-    ) -> list[Memory]:
-        """Active memories of one type, pinned or not, whose rank may lie in the band: for each
-        access count below `ACCESS_LEVELS` one seek into the rank index, one for the rest.
-        Memories in `known` (by id) come back as they are there, unread."""
-        _ensure_math(self.conn)
-        rank = (
-            f"? * {RANK_KEY} + ? * ln(max(access_count, 0) + 1) "
-            "+ (CASE WHEN source_branch IS ? THEN ? ELSE 0.0 END)"
-        )
-        ranked = (band.key_scale, band.access_scale, band.branch, band.boost)
-        slack = 1e-6  # SQLite's float arithmetic and Python's may differ in the last bits
-        low, high = band.low - slack, band.high + slack
-        where = f"status = 'active' AND type = ? AND pinned = ? AND {rank} < ?"
-        if math.isinf(low) or band.key_scale <= 0:
-            sql = f"SELECT {COLUMNS} FROM memories WHERE {where} AND {rank} >= ?"
-            return _rows(self.conn, sql, (type_, int(pinned), *ranked, high, *ranked, low), known)
-        lifted = band.boost + slack  # the most a row's rank exceeds its key and access shares
+        self, type_: str, pinned: bool, band: RankBand, known: Mapping[str, Memory], limit: int
+    ) -> tuple[list[Memory], float]:
+        """Active memories of one type, pinned or not, whose rank may lie in the band, and the
+        rank down to which they were read: `band.low`, or where ranks crowd, the rank of the
+        `limit`-th best below what an earlier band up to `band.high` read (its equals with it):
+        a band never reads every row of a crowded range. Ranks come from the rank index and
+        the rows' branches (for each access count below `ACCESS_LEVELS` one seek, one for the
+        rest); only the memories kept are read, those in `known` (by id) not even those."""
+        sql, params = _band_sql(self.conn, "n, id", type_, pinned, band, band.high + _SQL_SLACK)
+        rows = self.conn.execute(f"SELECT n, id, r FROM ({sql}) ORDER BY r DESC", params).fetchall()
+        top = band.high - 2 * _SQL_SLACK  # the earlier band read everything above it
+        fresh = [r for _, _, r in rows if r < top]
+        floor = max(band.low, float(fresh[limit - 1])) if 0 < limit <= len(fresh) else band.low
+        kept = [(n, mid) for n, mid, r in rows if r >= floor - _SQL_SLACK]
+        out = [known[mid] for _, mid in kept if mid in known]
+        unread = [n for n, mid in kept if mid not in known]
+        for start in range(0, len(unread), codec.BATCH):
+            chunk = unread[start : start + codec.BATCH]
+            out += codec.read_memories(
+                self.conn, f"SELECT {COLUMNS} FROM memories WHERE n IN ({marks(chunk)})", chunk
+            )
+        return out, floor
 
-        def least_key(access_share: float) -> float:
-            return (low - access_share - lifted) / band.key_scale
-
-        seeks = [(a, least_key(band.access_scale * math.log(a + 1))) for a in range(ACCESS_LEVELS)]
-        sql = (
-            f"WITH levels(a, k) AS (VALUES {', '.join('(?, ?)' for _ in seeks)}) "
-            f"SELECT {COLUMNS} FROM levels CROSS JOIN memories "  # levels outside: one seek each
-            f"ON access_count = levels.a AND {RANK_KEY} >= levels.k "
-            f"WHERE {where} AND {rank} >= ? "
-            f"UNION ALL SELECT {COLUMNS} FROM memories WHERE access_count >= ? AND {RANK_KEY} >= ? "
-            f"AND {where} AND {rank} >= ?"
-        )
-        params: list[Any] = [x for seek in seeks for x in seek]
-        params += [type_, int(pinned), *ranked, high, *ranked, low]
-        params += [ACCESS_LEVELS, least_key(band.access_cap), type_, int(pinned), *ranked, high, *ranked, low]
-        return _rows(self.conn, sql, params, known)
+    def brief_top(self, type_: str, pinned: bool, band: RankBand) -> float | None:
+        """A rank no active memory of the type, pinned or not, exceeds (its best key and access
+        shares plus the boost), or None when there is none: one seek per access count."""
+        levels = ", ".join("(?)" for _ in range(ACCESS_LEVELS))
+        row = self.conn.execute(
+            f"WITH levels(a) AS (VALUES {levels}) SELECT max(best) FROM ("
+            f"SELECT ? * (SELECT max({RANK_KEY}) FROM memories WHERE status = 'active' AND type = ? "
+            "AND pinned = ? AND access_count = levels.a) + ? * ln(levels.a + 1) AS best FROM levels "
+            f"UNION ALL SELECT ? * max({RANK_KEY}) + ? FROM memories WHERE status = 'active' AND type = ? "
+            "AND pinned = ? AND access_count >= ?)",
+            (
+                *range(ACCESS_LEVELS),
+                band.key_scale,
+                type_,
+                int(pinned),
+                band.access_scale,
+                band.key_scale,
+                band.access_cap,
+                type_,
+                int(pinned),
+                ACCESS_LEVELS,
+            ),
+        ).fetchone()
+        return None if row is None or row[0] is None else float(row[0]) + band.boost + _SQL_SLACK
 
     def brief_by_access(
         self, type_: str, pinned: bool, limit: int, below: tuple[int, int] | None = None
@@ -165,21 +176,31 @@ class BriefingRows:
             ]
         return out
 
-    def brief_stale(self, gone: Sequence[str], limit: int) -> tuple[int, list[str]]:
+    def brief_stale(self, gone: Sequence[str], present: Sequence[str], limit: int) -> tuple[int, list[str]]:
         """How many active project memories (raw code aside) name only files in `gone`, and the
-        ids of the first `limit` of them, newest first (then by id)."""
+        ids of the first `limit` of them, newest first (then by id). `present`: the other paths
+        memories name. Counted from the cheaper side, by index seeks per path: through the
+        memories naming a gone file (each checked for another file), or as the memories naming
+        any file less those naming a present one."""
         if not gone:
             return 0, []
-        listed = json.dumps(list(gone), ensure_ascii=False)
-        stale = (
-            "WITH gone(path) AS MATERIALIZED (SELECT value FROM json_each(?)) "
-            "SELECT n FROM memory_files WHERE live = 1 GROUP BY n HAVING min(path IN gone) = 1"
-        )
-        count = int(self.conn.execute(f"SELECT count(*) FROM ({stale})", (listed,)).fetchone()[0])
-        if count <= STALE_SORT_MAX:  # few: sort them
-            sql = f"SELECT id FROM memories WHERE n IN ({stale}) ORDER BY created DESC, id LIMIT ?"
-            return count, [r[0] for r in self.conn.execute(sql, (listed, limit))]
-        # Many: newest first through the index on created, until `limit` are found.
+        gone_json = json.dumps(list(gone), ensure_ascii=False)
+        share = len(gone) / (len(gone) + len(present))  # of the rows, roughly
+        by_gone = share * STALE_CHECK_COST <= 1 - share  # checking a row costs more than seeking it
+        if by_gone:
+            count = int(
+                self.conn.execute(f"SELECT count(*) FROM ({_STALE_BY_GONE})", (gone_json,)).fetchone()[0]
+            )
+        else:
+            present_json = json.dumps(list(present), ensure_ascii=False)
+            count = int(self.conn.execute(_STALE_BY_PRESENT, (present_json,)).fetchone()[0])
+        if count == 0:
+            return 0, []
+        # Few gone: sort what they name. Many: newest first through the index on created until
+        # `limit` are found (about limit/count of the memories are stale).
+        if by_gone:
+            sql = f"SELECT id FROM memories WHERE n IN ({_STALE_BY_GONE}) ORDER BY created DESC, id LIMIT ?"
+            return count, [r[0] for r in self.conn.execute(sql, (gone_json, limit))]
         sql = (
             "WITH gone(path) AS MATERIALIZED (SELECT value FROM json_each(?)) "
             "SELECT m.id FROM memories m INDEXED BY memories_created "
@@ -188,7 +209,72 @@ class BriefingRows:
             "AND NOT EXISTS (SELECT 1 FROM memory_files f WHERE f.n = m.n AND f.path NOT IN gone) "
             "ORDER BY m.created DESC, m.id LIMIT ?"
         )
-        return count, [r[0] for r in self.conn.execute(sql, (listed, limit))]
+        return count, [r[0] for r in self.conn.execute(sql, (gone_json, limit))]
+
+
+STALE_CHECK_COST = 8  # a gone row checked for other files, in rows counted on the present side
+# Row numbers of live memories naming a gone file (the JSON list) and none other. `+f.live`: by
+# path through the primary key, not every live row through the index on live.
+_STALE_BY_GONE = (
+    "SELECT DISTINCT f.n FROM json_each(?) g CROSS JOIN memory_files f ON f.path = g.value "
+    "WHERE +f.live = 1 AND NOT EXISTS (SELECT 1 FROM memory_files o WHERE o.n = f.n "
+    "AND o.path NOT IN (SELECT value FROM json_each(?1)))"
+)
+# Live memories naming a file less those naming a present one (the JSON list).
+_STALE_BY_PRESENT = (
+    "SELECT (SELECT count(DISTINCT n) FROM memory_files WHERE live = 1) - (SELECT count(DISTINCT f.n) "
+    "FROM json_each(?) p CROSS JOIN memory_files f ON f.path = p.value WHERE +f.live = 1)"
+)
+_SQL_SLACK = 1e-6  # SQLite's float arithmetic and Python's may differ in the last bits
+
+
+def _band_sql(
+    conn: Connection, columns: str, type_: str, pinned: bool, band: RankBand, high: float
+) -> tuple[str, list[Any]]:
+    """A select of `columns` and the rank (as `r`) of the memories of one type, pinned or not,
+    with a rank in [band.low, high) give or take float rounding."""
+    _ensure_math(conn)
+    if band.boost or band.branch is not None:
+        rank = (
+            f"? * {RANK_KEY} + ? * ln(max(access_count, 0) + 1) "
+            "+ (CASE WHEN source_branch IS ? THEN ? ELSE 0.0 END)"
+        )
+        ranked_by: tuple[Any, ...] = (band.key_scale, band.access_scale, band.branch, band.boost)
+    else:  # from the rank index alone
+        rank = f"? * {RANK_KEY} + ? * ln(max(access_count, 0) + 1)"
+        ranked_by = (band.key_scale, band.access_scale)
+    what = f"{columns}, {rank} AS r"
+    what_params = ranked_by
+    low = max(band.low, -1.0) - _SQL_SLACK  # ranks are never negative
+    where = f"status = 'active' AND type = ? AND pinned = ? AND {rank} < ?"
+    if band.key_scale <= 0:
+        sql = f"SELECT {what} FROM memories WHERE {where} AND {rank} >= ?"
+        return sql, [*what_params, type_, int(pinned), *ranked_by, high, *ranked_by, low]
+    lifted = band.boost + _SQL_SLACK  # the most a row's rank exceeds its key and access shares
+
+    def least_key(access_share: float) -> float:
+        return (low - access_share - lifted) / band.key_scale
+
+    def most_key(access_share: float) -> float:  # above it, rank >= high even without a boost
+        return (high - access_share + _SQL_SLACK) / band.key_scale
+
+    seeks = [
+        (a, least_key(band.access_scale * math.log(a + 1)), most_key(band.access_scale * math.log(a + 1)))
+        for a in range(ACCESS_LEVELS)
+    ]
+    sql = (
+        f"WITH levels(a, k, u) AS (VALUES {', '.join('(?, ?, ?)' for _ in seeks)}) "
+        f"SELECT {what} FROM levels CROSS JOIN memories "  # levels outside: one seek each
+        f"ON access_count = levels.a AND {RANK_KEY} >= levels.k AND {RANK_KEY} < levels.u "
+        f"WHERE {where} AND {rank} >= ? "
+        f"UNION ALL SELECT {what} FROM memories WHERE access_count >= ? AND {RANK_KEY} >= ? "
+        f"AND {where} AND {rank} >= ?"
+    )
+    params: list[Any] = [x for seek in seeks for x in seek]
+    params += [*what_params, type_, int(pinned), *ranked_by, high, *ranked_by, low]
+    params += [*what_params, ACCESS_LEVELS, least_key(band.access_cap), type_, int(pinned)]
+    params += [*ranked_by, high, *ranked_by, low]
+    return sql, params
 
 
 def _ensure_math(conn: Connection) -> None:
@@ -197,8 +283,3 @@ def _ensure_math(conn: Connection) -> None:
         conn.execute("SELECT ln(1)").fetchone()
     except Exception:
         conn.raw.create_function("ln", 1, math.log, deterministic=True)
-
-
-def _rows(conn: Connection, sql: str, params: Sequence[Any], known: Mapping[str, Memory]) -> list[Memory]:
-    """The memories of a `SELECT COLUMNS` statement, those in `known` (by id) not decoded again."""
-    return [known.get(r[0]) or codec.row_to_memory(r) for r in conn.execute(sql, params)]
