@@ -44,6 +44,7 @@ FIRST_BAND = 0.02  # the first band's width in rank; then as wide as the rows st
 TYPICAL_ENTRY_TOKENS = 24  # what a briefing entry costs at least, give or take: sizes the bands
 ACCESS_CHUNK = 16  # rows per read of the most accessed memories
 BAND_SLACK_ROWS = 16  # rows a band may read beyond those the bucket can still take
+WIDEN = 0.3  # the next band as wide as this share of the rows still needed took: ranks crowd lower down
 MAX_LATEST_EDITS = 3  # `compose.MAX_EDIT_NOTES`
 SLACK = 1e-9  # float rounding between the rank of a band and the rank computed here
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -90,6 +91,9 @@ class _Reader:
         boosted = branch is not None and weights.branch_boost > 0
         self.branch_tagged = self._tagged(branch) if boosted and branch else []
         self.latest: dict[BriefingPart, list[Memory]] = {}
+        self.by_access: dict[
+            tuple[int, str, bool, tuple[int, int] | None], list[tuple[int, int, Memory]]
+        ] = {}
 
     def _tagged(self, tag: str) -> list[Memory]:
         out = []
@@ -128,7 +132,7 @@ class _Reader:
                 for s in self.stores:
                     below: tuple[int, int] | None = None
                     while True:
-                        rows = s.brief_by_access(type_, pinned, ACCESS_CHUNK, below)
+                        rows = self._by_access(s, type_, pinned, below)
                         first = next((m for _, _, m in rows if self.eligible(m, part, branch)), None)
                         if first is not None:
                             best = max(best, log_access(first))
@@ -136,6 +140,15 @@ class _Reader:
                             break
                         below = (rows[-1][0], rows[-1][1])
         return best
+
+    def _by_access(
+        self, s: BriefingReads, type_: str, pinned: bool, below: tuple[int, int] | None
+    ) -> list[tuple[int, int, Memory]]:
+        """`brief_by_access`, read once per render (each part asks again with its own branch)."""
+        key = (id(s), type_, pinned, below)
+        if key not in self.by_access:
+            self.by_access[key] = s.brief_by_access(type_, pinned, ACCESS_CHUNK, below)
+        return self.by_access[key]
 
     def read_bucket(
         self, part: BriefingPart, bucket: str, branch: str | None, max_log: float, budget: int
@@ -170,14 +183,13 @@ class _Reader:
         top = self.scale * sum(RANK_KEY_WEIGHTS) + access_share + boost
         access_scale = access_share / max_log if max_log else 0.0
         probe = RankBand(self.scale, access_scale, access_share, branch, boost, 0.0, top)
+        # Bands start at the best rank there is (none above it reads anything) and skip a type
+        # of a store once they are below its best rank: mostly the pinned ones, few or none.
+        best = {(t, i): s.brief_top(t, pinned, probe) for t in types for i, s in enumerate(self.stores)}
         low = {}
-        for group in (False, True):  # from the best rank there is: no band above it reads nothing
+        for group in (False, True):
             tops = [
-                x
-                for t in types
-                if (t != MemoryType.DECISION.value) == group
-                for s in self.stores
-                if (x := s.brief_top(t, pinned, probe)) is not None
+                x for (t, _), x in best.items() if (t != MemoryType.DECISION.value) == group and x is not None
             ]
             low[group] = min(top, max(tops)) if tops else -math.inf
         width = FIRST_BAND
@@ -192,9 +204,10 @@ class _Reader:
             if settled:
                 return
             before = len(found)
-            # A band never reads many more rows than the bucket can still take: where ranks
-            # crowd, it stops at the rank of the last of them (`brief_band_floor`).
-            limit = max(need - len(taken), 0) + BAND_SLACK_ROWS
+            # A band never reads many more rows than the bucket can still take (by count, and by
+            # the least cost of entries like those taken so far): where ranks crowd, it stops
+            # at the rank of the last of them.
+            limit = _rows_left(taken, budget, self._withheld, need) + BAND_SLACK_ROWS
             used = width
             for group, goal in target.items():
                 if not types_in(types, group) or low[group] == -math.inf:
@@ -208,6 +221,9 @@ class _Reader:
                     if (t != MemoryType.DECISION.value) != group:
                         continue
                     for i, s in enumerate(self.stores):
+                        most = best[(t, i)]
+                        if most is None or most < new_low - SLACK:
+                            continue  # nothing of this type in this store ranks in the band
                         got_band, floor = s.brief_band(t, pinned, band_of, self.known, limit)
                         new_low = max(new_low, floor)  # read down to there for every type
                         for m in got_band:
@@ -225,7 +241,7 @@ class _Reader:
                 finite = [v for v in low.values() if v > -math.inf]
                 span = max(-key(m)[2] for m in found.values()) - min(finite) if finite else 0.0
                 span = max(span, FIRST_BAND / 2)
-                width = min(max(1.25 * wanted * used / got, FIRST_BAND / 4), span)
+                width = min(max(WIDEN * wanted * used / got, FIRST_BAND / 4), span)
             else:
                 width *= 1.5
 
@@ -233,6 +249,22 @@ class _Reader:
         if m.id not in self.withheld:
             self.withheld[m.id] = is_withheld(m)
         return self.withheld[m.id]
+
+
+def _entry_floor(m: Memory) -> int:
+    """The least an entry costs, as `plan_candidates` counts it."""
+    return min(len(m.content), MAX_ENTRY_CHARS) // 4 + MIN_ENTRY_TOKENS
+
+
+def _rows_left(taken: list[Memory], budget: int, withheld: Callable[[Memory], bool], need: int) -> int:
+    """About how many more rows a bucket that took `taken` can take before `plan_candidates`
+    stops it (more than twice the budget spent, or the count reached)."""
+    kept = [m for m in taken if not withheld(m)]
+    if not kept:
+        return need
+    spent = sum(_entry_floor(m) for m in kept)
+    by_cost = math.ceil(max(2 * budget - spent, 0) * len(kept) / spent) + 1
+    return max(min(need - len(kept), by_cost), 0)
 
 
 def types_in(types: list[str], group: bool) -> bool:

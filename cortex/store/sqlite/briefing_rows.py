@@ -156,11 +156,12 @@ class BriefingRows:
         return int(row[0])
 
     def brief_tagged(self, tag: str) -> list[Memory]:
-        """Active memories carrying `tag`, found through the keyword index (never a table scan)."""
+        """Active memories carrying `tag`, found through the keyword index (never a table scan:
+        `+m.status` keeps SQLite from walking every active row through the status index)."""
         found = codec.read_memories(
             self.conn,
             f"SELECT {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} FROM memories m "
-            f"WHERE m.n IN ({fts.tag_rows_sql()}) AND m.status = 'active'",
+            f"WHERE m.n IN ({fts.tag_rows_sql()}) AND +m.status = 'active'",
             (fts.match_tag(tag),),
         )
         return [m for m in found if tag in m.tags]
@@ -255,23 +256,29 @@ def _band_sql(
     def least_key(access_share: float) -> float:
         return (low - access_share - lifted) / band.key_scale
 
-    def most_key(access_share: float) -> float:  # above it, rank >= high even without a boost
-        return (high - access_share + _SQL_SLACK) / band.key_scale
-
-    seeks = [
-        (a, least_key(band.access_scale * math.log(a + 1)), most_key(band.access_scale * math.log(a + 1)))
-        for a in range(ACCESS_LEVELS)
-    ]
+    # One seek per access count, and with a boost one for the rows on the branch (ranked
+    # higher by the boost) and one for the rest: each reads only the keys that can rank in
+    # the band, not every row the boost could lift into it.
+    lifts = (0.0, band.boost) if band.boost else (0.0,)
+    seeks = []
+    for a in range(ACCESS_LEVELS):
+        share = band.access_scale * math.log(a + 1)
+        for lift in lifts:
+            least = (low - share - lift - _SQL_SLACK) / band.key_scale
+            most = (high - share - lift + _SQL_SLACK) / band.key_scale
+            seeks.append((a, least, most, int(lift > 0)))
+    on_branch = "AND (source_branch IS ?) = levels.lifted " if band.boost else ""
     sql = (
-        f"WITH levels(a, k, u) AS (VALUES {', '.join('(?, ?, ?)' for _ in seeks)}) "
+        f"WITH levels(a, k, u, lifted) AS (VALUES {', '.join('(?, ?, ?, ?)' for _ in seeks)}) "
         f"SELECT {what} FROM levels CROSS JOIN memories "  # levels outside: one seek each
         f"ON access_count = levels.a AND {RANK_KEY} >= levels.k AND {RANK_KEY} < levels.u "
-        f"WHERE {where} AND {rank} >= ? "
+        f"WHERE {where} AND {rank} >= ? {on_branch}"
         f"UNION ALL SELECT {what} FROM memories WHERE access_count >= ? AND {RANK_KEY} >= ? "
         f"AND {where} AND {rank} >= ?"
     )
     params: list[Any] = [x for seek in seeks for x in seek]
     params += [*what_params, type_, int(pinned), *ranked_by, high, *ranked_by, low]
+    params += [band.branch] if band.boost else []
     params += [*what_params, ACCESS_LEVELS, least_key(band.access_cap), type_, int(pinned)]
     params += [*ranked_by, high, *ranked_by, low]
     return sql, params
