@@ -19,6 +19,13 @@ _BUILD = re.compile(
     r"gradlew?|mvn|tsc|mypy|ruff|black|flake8|pylint|eslint|prettier|docker|docker-compose|"
     r"kubectl|terraform|bundle|rake|rails|dotnet|swift|xcodebuild|alembic|python3?|node)\b"
 )
+# Builds, linters and type checkers: a success says the code is in a known good state.
+_CHECK = re.compile(
+    r"^(?:cargo (?:build|check|clippy)|go (?:build|vet)|(?:npm|pnpm|yarn|bun) (?:run )?"
+    r"(?:build|lint|typecheck|type-check|check)\b|tsc\b|mypy\b|ruff check\b|eslint\b|"
+    r"flake8\b|pylint\b|make(?: (?:all|build))?$|gradlew? build\b|mvn (?:compile|package|verify)\b|"
+    r"dotnet build\b|swift build\b|xcodebuild\b|docker build\b|next build\b|nix (?:build|flake check)\b)"
+)
 _GIT_COMMIT = re.compile(r"\bgit\b(?:\s+-[Cc]\s+\S+)*\s+commit\b")
 _COMMIT_OUTPUT = re.compile(r"^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _COMMIT_MESSAGE = re.compile(r"""-m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
@@ -33,6 +40,7 @@ _PIPE_TAIL = re.compile(r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|tee|grep|less|cat)
 _CD_PREFIX = re.compile(r"^\s*cd\s+\S+\s*&&\s*")
 _VERSIONED = re.compile(r"[\d.]+$")  # python3 -> python, pip3.11 -> pip
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
+_REDIRECT = re.compile(r"\d?>>?(?:&\d|/dev/null)?|&>(?:/dev/null)?")
 _SELF = re.compile(r"^\s*(?:cortex|python3? -m cortex)\b")
 
 
@@ -71,6 +79,12 @@ def is_build_command(command: str) -> bool:
     return _BUILD.match(command) is not None and not is_test_command(command)
 
 
+def is_check_command(shown: str) -> bool:
+    """A build, lint or type check (`cargo build`, `nix flake check`, `tsc`): its success says
+    the code is in a known good state."""
+    return _CHECK.match(shown) is not None
+
+
 def is_git_commit(command: str) -> bool:
     """`git commit`, also with `-C dir` before it."""
     return _GIT_COMMIT.search(command) is not None
@@ -90,14 +104,21 @@ def render_command(command: str) -> str:
 
 
 def is_same_command(a: str, b: str) -> bool:
-    """The same command, or a retry with small changes (`python x.py` -> `python3 x.py`)."""
+    """The same command, or a retry with small changes (`python x.py` -> `python3 x.py`, a URL
+    quoted, `2>&1 &` added)."""
     if a == b:
         return True
-    wa, wb = a.split(), b.split()
+    wa, wb = _retry_words(a), _retry_words(b)
     if not wa or not wb or _VERSIONED.sub("", wa[0]) != _VERSIONED.sub("", wb[0]):
         return False
     sa, sb = set(wa[1:]), set(wb[1:])
     return len(sa & sb) / max(1, len(sa | sb)) >= SAME_COMMAND_MIN_JACCARD
+
+
+def _retry_words(command: str) -> list[str]:
+    """The command's words without quotes, redirections and a trailing `&`: what a retry keeps."""
+    words = (w.strip("'\"") for w in command.split())
+    return [w for w in words if w and w != "&" and not _REDIRECT.fullmatch(w)]
 
 
 def parse_commit(command: str, output: str) -> tuple[str, str]:

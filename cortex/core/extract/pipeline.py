@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from cortex.core.extract.claims import without_unbacked_claims
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.markers import extract_lexical
 from cortex.core.extract.prose import parse_mentioned_paths
@@ -23,7 +24,7 @@ MAX_CANDIDATES_PER_TURN = 60
 MAX_FILES_PER_CANDIDATE = 10
 DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
 # Tool input fields the layers read; the rest (file contents, diffs) is never kept.
-KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description", "plan")
+KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description", "plan", "bash_id", "shell_id")
 MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
 
 
@@ -109,7 +110,7 @@ def _turn_candidates(
         raw.extend(extract_explicit(turn, project_words=words, layers=include_layers))
     if Layer.STRUCTURAL in include_layers:
         raw.extend(extract_structural(turn, project_root=project_root))
-        raw.extend(extract_reports(untagged))
+        raw.extend(without_unbacked_claims(extract_reports(untagged), turn))
         raw.extend(extract_signals(untagged))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))

@@ -26,7 +26,8 @@ _INTENT = re.compile(
 _ACK = re.compile(
     r"^(?:you(?:'re| are) (?:absolutely |totally |completely |quite )?(?:right|correct)|"
     r"perfect|great|excellent|good|awesome|nice|got it|understood|ok(?:ay)?|exactly(?: right)?|"
-    r"good (?:catch|point|question))(?:[!.,:;]+|\s+[-\u2013\u2014]|$)\s*(?:[-\u2013\u2014]\s*)?",
+    r"good (?:catch|point|question)|i see(?: the (?:issue|problem))?|found (?:it|the (?:issue|problem)))"
+    r"(?:[!.,:;]+|\s+[-\u2013\u2014]|$)\s*(?:[-\u2013\u2014]\s*)?",
     re.IGNORECASE,
 )
 # A guess about a cause, not a finding.

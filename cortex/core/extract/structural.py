@@ -10,17 +10,16 @@ from cortex.core.extract.commands import (
     clip,
     commit_kind,
     first_line,
-    is_build_command,
+    is_check_command,
     is_cortex_command,
     is_git_commit,
-    is_same_command,
     parse_commit,
     parse_git_add_paths,
     render_command,
 )
-from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
+from cortex.core.extract.failures import command_family, extract_failures
+from cortex.core.extract.failures import error_digest as error_digest  # where callers look for it
 from cortex.core.extract.signals import commit_body
-from cortex.core.extract.speech import is_guess, is_talk
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome, parse_test_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
@@ -29,15 +28,6 @@ from cortex.core.write.state import state_tag
 MAX_FILES_LISTED = 5  # named in the note's text; its files keep up to MAX_FILES_KEPT
 MAX_FILES_KEPT = 20
 MAX_DETAIL_CHARS = 160
-MIN_EXPLANATION_WORDS = 6
-EXPLANATION_WINDOW = 3  # messages after a failure where the assistant says why it failed
-# Builds, linters and type checkers: a success says the code is in a known good state.
-_CHECK = re.compile(
-    r"^(?:cargo (?:build|check|clippy)|go (?:build|vet)|(?:npm|pnpm|yarn|bun) (?:run )?"
-    r"(?:build|lint|typecheck|type-check|check)\b|tsc\b|mypy\b|ruff check\b|eslint\b|"
-    r"flake8\b|pylint\b|make(?: (?:all|build))?$|gradlew? build\b|mvn (?:compile|package|verify)\b|"
-    r"dotnet build\b|swift build\b|xcodebuild\b|docker build\b|next build\b|nix (?:build|flake check)\b)"
-)
 _COMMIT_KINDS = {
     "fix": (MemoryType.GOTCHA, 6),
     "decision": (MemoryType.DECISION, 6),
@@ -46,11 +36,6 @@ _COMMIT_KINDS = {
 EDITS_TAG = "edits"  # a turn's edited files: the briefing shows only the latest few
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
-_EXPLAINS = re.compile(
-    r"\b(?:because|the (?:issue|problem|bug|fix|cause)|root cause|turns out|needs? to|must|"
-    r"requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|was using)\b",
-    re.IGNORECASE,
-)
 
 Found = list[tuple[Candidate, Message]]
 
@@ -93,7 +78,7 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
         found.extend(_tests(turn))
         found.extend(_checks(turn))
         found.extend(_commits(turn, project_root))
-    found.extend(_failures(messages))
+    found.extend(extract_failures(messages))
     return found
 
 
@@ -182,7 +167,7 @@ def _checks(turn: _Turn) -> Found:
     last: dict[str, tuple[bool, Message]] = {}
     for command, result, message in _runs(turn):
         shown = render_command(command)
-        if _CHECK.match(shown) and not is_test_run(shown):
+        if is_check_command(shown) and not is_test_run(shown):
             outcome = parse_command_outcome(
                 command, result.content, is_error=result.is_error, exit_code=result.exit_code
             )
@@ -213,109 +198,6 @@ def _commits(turn: _Turn, project_root: str | None) -> Found:
         kind, priority = _COMMIT_KINDS[commit_kind(subject)]
         found.append((_candidate(content, kind, tuple(p for p in added if p), 0.6, priority), message))
     return found
-
-
-def _failures(messages: Sequence[Message]) -> Found:
-    """A failing command fixed later in the chunk is a gotcha when the assistant explained why
-    in between; a build or lint command still failing at the end is context."""
-    calls = _calls(messages)
-    position = {id(m): i for i, m in enumerate(messages)}
-    found: Found = []
-    reported: set[str] = set()
-    for index, (use, message) in enumerate(calls):
-        command = _command(use)
-        if command is None or not use.failed or use.result is None or use.result.rejected:
-            continue
-        shown = render_command(command)
-        if shown in reported:
-            continue
-        error = error_digest(use.result.content)
-        fixed = _later_success(calls[index + 1 :], shown)
-        if fixed is not None:
-            why = _explanation(messages[position[id(message)] + 1 : position[id(fixed)] + 1])
-            if why:
-                reported.add(shown)
-                content = f"`{shown}` failed ({error}); fix: {why}"
-                found.append((_candidate(content, MemoryType.GOTCHA, (), 0.55, 4), fixed))
-        elif is_build_command(shown):
-            reported.add(shown)
-            content = f"Command failing: `{shown}` ({error})"
-            found.append(
-                (_candidate(content, MemoryType.CONTEXT, (), 0.5, 3, _state("command", shown)), message)
-            )
-        elif error and not is_test_run(shown):
-            # Not retried as such: the fix was another command or an edit. The assistant's
-            # next words say why it failed; without them the failure is noise.
-            start = position[id(message)] + 1
-            why = _explanation(messages[start : start + EXPLANATION_WINDOW])
-            if why:
-                reported.add(shown)
-                content = f"`{shown}` failed ({error}); {why}"
-                # Not seen fixed yet: a later success of the same command replaces it.
-                tags = _state("command", shown)
-                found.append((_candidate(content, MemoryType.GOTCHA, (), 0.5, 4, tags), message))
-    return found
-
-
-_ERROR_WORDS = re.compile(
-    r"(?:error|exception|failed|fatal|not found|no such|denied|traceback|cannot|can't|unable|"
-    r"invalid|refused|missing|undefined|not allowed|blocked|already in use|no matches)",
-    re.IGNORECASE,
-)
-_NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
-MAX_ERROR_LINES = 3
-MAX_ERROR_CHARS = 300
-
-
-_ARGUMENT = re.compile(r"^-|[/=.:@#]")
-MAX_FAMILY_WORDS = 3
-
-
-def command_family(shown: str) -> str:
-    """What a command runs, without its options and targets (`nix flake check --cores 4` ->
-    `nix flake check`, `pytest tests/a.py -q` -> `pytest`): runs of one family share a state."""
-    words: list[str] = []
-    for word in shown.split():
-        if _ARGUMENT.search(word) or len(words) == MAX_FAMILY_WORDS:
-            break
-        words.append(word)
-    return " ".join(words) or shown
-
-
-def error_digest(output: str) -> str:
-    """The first lines of a failure's output that name the error (up to three, bounded), else
-    its first line; `Exit code N` preambles and bare `error:` lines say nothing."""
-    lines = [" ".join(ln.split()) for ln in output.splitlines()]
-    lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
-    named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
-    chosen = (named or lines[:1])[:MAX_ERROR_LINES]
-    return clip(" / ".join(chosen), MAX_ERROR_CHARS)
-
-
-def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> Message | None:
-    for use, message in calls:
-        command = _command(use)
-        if command and use.failed is False and is_same_command(render_command(command), shown):
-            return message
-    return None
-
-
-def _explanation(messages: Sequence[Message]) -> str:
-    """The first assistant sentence between failure and success that says why (not what the
-    assistant is about to do, nor a guess)."""
-    for message in messages:
-        if message.role is not Role.ASSISTANT:
-            continue
-        for text in message.texts:
-            for block in parse_prose_blocks(text):
-                for sentence in parse_sentences(block):
-                    words = len(sentence.split())
-                    # "Let me isolate the problem" and "the issue is likely X" say no why.
-                    if is_talk(sentence) or is_guess(sentence):
-                        continue
-                    if words >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
-                        return clip(sentence, 300)
-    return ""
 
 
 def _request_note(prompt: Message | None) -> str:

@@ -65,6 +65,8 @@ _NARRATION = re.compile(
     r"next,? (?:let me|i'll))\b",
     re.IGNORECASE,
 )
+# A report's first line answering a yes/no question: "No - ...", "**Yes**, ...", "No."
+_ANSWER = re.compile(r"^(?:yes|no)\s*(?:[-\u2013\u2014,.!:;]|$)", re.IGNORECASE)
 _ERROR_BANNER = re.compile(r"^(?:API Error|Request timed out|Claude AI usage limit)", re.IGNORECASE)
 
 # What a section's heading (or first line) says it is; the first pattern that matches wins.
@@ -140,9 +142,12 @@ def extract_reports(messages: Sequence[Message]) -> Found:
         # Options are counted before the cut, and over the whole report: "Option 1" and
         # "Option 2" are often sections of their own.
         choices = option_lines(lines) >= MIN_OPTIONS
+        # A report that opens by answering the user's question ("No - the project uses npm",
+        # "Yes - the branch is up to date") says how things stand now: all of it is state.
+        answer = bool(lines) and _ANSWER.match(lines[0]) is not None
         for group in _section_groups(lines):
             if section := _section_text(group):
-                left_open = leaves_it_open(group) or (choices and option_lines(group) > 0)
+                left_open = answer or leaves_it_open(group) or (choices and option_lines(group) > 0)
                 found.append((_section_candidate(section, left_open), message))
         for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
             found.append(

@@ -59,6 +59,15 @@ def test_same_command_tolerates_small_retries() -> None:
     assert is_same_command("pytest tests/a.py", "pytest tests/a.py")
     assert not is_same_command("pytest tests/a.py", "ruff check tests/a.py")
     assert not is_same_command("npm run build", "npm install left-pad")
+    # Real retries: the URL quoted for zsh, the server sent to the background.
+    assert is_same_command(
+        "curl -s http://localhost:3000/api/media?page=1&limit=5 | python3 -m json.tool | grep -E 'id'",
+        'curl -s "http://localhost:3000/api/media?page=1&limit=5" | python3 -m json.tool',
+    )
+    assert is_same_command(
+        'DATABASE_URL="sqlite://m.db" ./target/release/medianator',
+        'DATABASE_URL="sqlite://m.db" ./target/release/medianator 2>&1 &',
+    )
 
 
 def test_parse_commit() -> None:

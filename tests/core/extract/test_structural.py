@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cortex.core.extract.structural import extract_structural, relative_path
-from cortex.core.extract.transcript import Message, ToolUse
+from cortex.core.extract.transcript import Message, ToolResult, ToolUse
 from cortex.core.model import Candidate, Layer, MemoryType
 from tests.support.transcript_builders import assistant, bash, tool, user
 
@@ -150,14 +150,80 @@ def test_explained_fix_of_a_failing_command_is_a_gotcha() -> None:
     )
 
 
-def test_fix_without_an_explanation_is_not_a_gotcha() -> None:
+def test_a_retried_fix_without_an_explanation_is_what_was_changed_and_run() -> None:
     messages = [
         user("commit"),
         assistant(uses=(bash("git commit -m 'x'", "[FORMAT] Code is not formatted.", error=True, tid="1"),)),
         assistant("Let me format the code:", uses=(bash("mix format", "", tid="2"),)),
         assistant(uses=(bash("git commit -m 'x'", "[main abc1234] x", tid="3"),)),
     ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert gotcha.content == (
+        "`git commit -m 'x'` failed ([FORMAT] Code is not formatted.); "
+        "fix: format the code (ran `mix format`)"
+    )
+
+
+def test_a_retry_after_only_looking_is_no_gotcha() -> None:
+    messages = [
+        user("commit"),
+        assistant(uses=(bash("git commit -m 'x'", "[FORMAT] Code is not formatted.", error=True, tid="1"),)),
+        assistant("Let me check the logs:", uses=(bash("cat build.log", "ok", tid="2"),)),
+        assistant(uses=(bash("git commit -m 'x'", "[main abc1234] x", tid="3"),)),
+    ]
     assert not [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+
+
+def test_a_url_the_shell_refused_then_quoted_is_a_gotcha() -> None:
+    # Real shape (zsh, Claude Code 1.0.77): the pipe's exit status hid the shell's refusal.
+    refused = bash(
+        "curl -s http://localhost:3000/api/media?page=1&limit=5 | python3 -m json.tool | head -20",
+        "(eval):1: no matches found: http://localhost:3000/api/media?page=1\nExpecting value: line 1",
+        tid="1",
+    )
+    quoted = bash(
+        'curl -s "http://localhost:3000/api/media?page=1&limit=5" | python3 -m json.tool', "{}", tid="2"
+    )
+    messages = [
+        user("list the media"),
+        assistant(uses=(refused,)),
+        assistant("Let's escape the URL properly:", uses=(quoted,)),
+    ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert "no matches found" in gotcha.content and gotcha.content.endswith("fix: escape the URL properly")
+
+
+def test_a_background_command_fails_where_bash_output_reports_it() -> None:
+    # Real shape (Claude Code 1.0.72): the launch has no outcome; BashOutput reports the failure.
+    launch = bash("make run-uvicorn", "Command running in background with ID: bash_2", tid="1")
+    report = ToolUse(
+        "2",
+        "BashOutput",
+        {"bash_id": "bash_2"},
+        ToolResult(
+            "2",
+            "<status>failed</status>\n\n<exit_code>2</exit_code>\n\n<stderr>\nA module that was compiled "
+            "using NumPy 1.x cannot be run in NumPy 2.0.2\nImportError: numpy.core.multiarray failed to "
+            "import\n</stderr>",
+        ),
+    )
+    messages = [
+        user("run the server"),
+        assistant(uses=(launch,)),
+        assistant(uses=(report,)),
+        assistant(
+            "There's a NumPy version incompatibility issue. "
+            "We need to downgrade NumPy to version 1.x to fix this:",
+            uses=(bash('pip install "numpy<2" --upgrade', "Successfully installed numpy-1.26.4", tid="3"),),
+        ),
+    ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert gotcha.content.startswith("`make run-uvicorn` failed (A module that was compiled using NumPy 1.x")
+    assert gotcha.content.endswith(
+        'We need to downgrade NumPy to version 1.x to fix this (ran `pip install "numpy<2" --upgrade`)'
+    )
+    # A launch alone is no success: the same failure is not taken as fixed by it.
+    assert not any("Command failing" in c.content for c in run(*messages))
 
 
 def test_failure_fixed_by_another_command_is_a_gotcha_when_explained() -> None:
@@ -179,7 +245,7 @@ def test_failure_fixed_by_another_command_is_a_gotcha_when_explained() -> None:
     (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
     assert gotcha.content == (
         "`uvicorn app:app --port 3000` failed (Error: Address already in use (os error 48)); Port 3000 is "
-        "taken because an earlier server process is still running."
+        "taken because an earlier server process is still running. (ran `pkill medianator`)"
     )
 
 

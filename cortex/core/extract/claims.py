@@ -1,0 +1,91 @@
+"""What a turn's report says passed that the turn's own runs did not show passing. Pure.
+
+A closing report often lists a check as passed ("Comprehensive flake check evaluates all
+outputs successfully", "All tests pass") when the check's last run in that turn timed out,
+failed or never started. No evidence is never a pass: a report section or labelled line that
+claims such a check passed is not kept (the check's own runs are the structural layer's
+evidence), so a claim the turn never verified does not become where things stand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cortex.core.extract.commands import is_check_command, is_cortex_command, render_command
+from cortex.core.extract.failures import command_family
+from cortex.core.extract.transcript import Message
+from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
+from cortex.core.model import Candidate
+
+# A line saying something passed or works.
+_SUCCESS = re.compile(
+    r"\b(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|works?|working|green|"
+    r"verified|cleanly)\b",
+    re.IGNORECASE,
+)
+# A line saying the check did not finish or failed: it does not claim a pass.
+_NOT_DONE = re.compile(
+    r"\b(?:timed? ?out|timeout|still (?:running|building)|not (?:yet )?(?:finish|complet|verif|run)|"
+    r"unverified|fail\w*|in the background|could not|couldn't|didn't|did not)\b",
+    re.IGNORECASE,
+)
+_TESTS = re.compile(r"\btests?\b", re.IGNORECASE)
+MIN_NAME_WORDS = 2  # a check is named by its family's last words ("flake check")
+
+Found = list[tuple[Candidate, Message]]
+
+
+def check_runs(turn: Sequence[Message]) -> dict[str, bool]:
+    """Each check family (builds, linters, test runs) run in the turn -> whether its last run
+    passed (False: it timed out, failed, never started or showed nothing)."""
+    last: dict[str, bool] = {}
+    for message in turn:
+        for use in message.tool_uses:
+            command = use.input.get("command") if use.name == "Bash" else None
+            result = use.result
+            if not isinstance(command, str) or is_cortex_command(command) or result is None:
+                continue
+            if result.rejected or result.interrupted:
+                continue  # a refused or interrupted call ran nothing
+            shown = render_command(command)
+            if not (is_check_command(shown) or is_test_run(shown)):
+                continue
+            outcome = parse_command_outcome(
+                command, result.content, is_error=result.is_error, exit_code=result.exit_code
+            )
+            last[command_family(shown)] = outcome.verdict is Verdict.PASSED
+    return last
+
+
+def claims_unbacked_pass(text: str, runs: dict[str, bool]) -> bool:
+    """True when a line of `text` names a check whose last run did not pass and says it
+    passed. "Tests" names the test runs only when none of them passed last."""
+    unbacked = [family for family, passed in runs.items() if not passed]
+    if not unbacked:
+        return False
+    tests_unbacked = any(is_test_run(f) for f in unbacked) and not any(
+        passed and is_test_run(f) for f, passed in runs.items()
+    )
+    for line in text.splitlines():
+        if not _SUCCESS.search(line) or _NOT_DONE.search(line):
+            continue
+        low = " ".join(line.lower().split())
+        if any(_names(low, family) for family in unbacked) or (tests_unbacked and _TESTS.search(low)):
+            return True
+    return False
+
+
+def without_unbacked_claims(found: Found, turn: Sequence[Message]) -> Found:
+    """The report candidates without those claiming a pass the turn's runs did not show."""
+    runs = check_runs(turn)
+    if all(runs.values()):
+        return found
+    return [(c, m) for c, m in found if not claims_unbacked_pass(c.content, runs)]
+
+
+def _names(line: str, family: str) -> bool:
+    """The line names the check: its family's last words ("flake check" for `nix flake
+    check`), or the whole family when shorter."""
+    name = " ".join(family.lower().split()[-MIN_NAME_WORDS:])
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line) is not None

@@ -1,0 +1,292 @@
+"""Layer 2, failures: a failing command and what fixed it (one gotcha), or a build still
+failing (its current state). Pure.
+
+A run's outcome is read where Claude Code reports it: a Bash call's own result, or, for a
+command sent to the background, what `BashOutput` later says of it (`<status>failed</status>`,
+its exit code and stderr); the launch itself ("Command running in background") has no outcome.
+A command line the shell refused (zsh's `no matches found`, `command not found`) failed, whatever
+the exit status of the pipe after it.
+
+The fix is what the assistant said and did between the failure and the success: the sentence
+that says why ("the config needs an empty list for output_scanners"), or, without one, what it
+set out to change ("Let's escape the URL properly" -> "escape the URL properly"), and the
+commands that changed something in between (`pip install "numpy<2"`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from cortex.core.extract.commands import (
+    clip,
+    is_build_command,
+    is_check_command,
+    is_cortex_command,
+    is_same_command,
+    render_command,
+)
+from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
+from cortex.core.extract.speech import is_guess, is_talk, without_acknowledgement
+from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
+from cortex.core.extract.verdicts import is_test_run
+from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.write.state import state_tag
+
+MIN_EXPLANATION_WORDS = 6
+MIN_CHANGE_WORDS = 3
+EXPLANATION_WINDOW = 3  # messages after a failure where the assistant says why it failed
+MAX_FIX_COMMANDS = 2
+MAX_ERROR_LINES = 3
+MAX_ERROR_CHARS = 300
+MAX_FAMILY_WORDS = 3
+
+_EXPLAINS = re.compile(
+    r"\b(?:because|the (?:issue|problem|bug|fix|cause)|root cause|turns out|needs? to|must|"
+    r"requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|was using)\b",
+    re.IGNORECASE,
+)
+_ERROR_WORDS = re.compile(
+    r"(?:error|exception|failed|fatal|not found|no such|denied|traceback|cannot|can't|unable|"
+    r"invalid|refused|missing|undefined|not allowed|blocked|already in use|no matches)",
+    re.IGNORECASE,
+)
+_NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
+_ARGUMENT = re.compile(r"^-|[/=.:@#]")
+# A background launch and what BashOutput reports of it later.
+_LAUNCHED = re.compile(r"^Command running in background with ID: (\S+)")
+_STATUS = re.compile(r"<status>(\w+)</status>")
+_EXIT = re.compile(r"<exit_code>(-?\d+)</exit_code>")
+_STREAM = re.compile(r"<(stderr|stdout)>\n?(.*?)\n?</\1>", re.DOTALL)
+_FINAL = frozenset({"failed", "completed", "killed"})
+# The shell refused the line before anything ran.
+_SHELL_REFUSED = re.compile(
+    r"^(?:\(eval\)|zsh|bash|sh)(?::[\w ]+)*: (?:no matches found|command not found|parse error|bad pattern)",
+    re.MULTILINE,
+)
+# "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
+_CHANGE = re.compile(
+    r"^(?:(?:now|ok(?:ay)?|so|first),?\s+)?(?:let me|let's|i'll|i will|we need to|we should)\s+(?P<what>.+)$",
+    re.IGNORECASE,
+)
+_LOOKING = re.compile(
+    r"^(?:check|look|see|verify|investigate|examine|find out|try|test|run|wait|read|search|debug|"
+    r"confirm|inspect|view|get|understand|analy[sz]e|start|restart|re-?run|explore|fix|update|"
+    r"correct|resolve|address|handle|make|do|implement|clean)\b",
+    re.IGNORECASE,
+)
+# Commands that only look: never the fix.
+_READS = frozenset(
+    (
+        "ls", "cat", "head", "tail", "grep", "rg", "find", "ps", "pwd", "echo", "sleep", "which",
+        "whoami", "env", "printenv", "lsof", "wc", "stat", "file", "jq", "tree", "less", "more",
+        "du", "df", "curl", "wget", "open", "man", "type", "history", "date", "uname",
+    )
+)  # fmt: skip
+
+Found = list[tuple[Candidate, Message]]
+
+
+def command_family(shown: str) -> str:
+    """What a command runs, without its options and targets (`nix flake check --cores 4` ->
+    `nix flake check`, `pytest tests/a.py -q` -> `pytest`): runs of one family share a state."""
+    words: list[str] = []
+    for word in shown.split():
+        if _ARGUMENT.search(word) or len(words) == MAX_FAMILY_WORDS:
+            break
+        words.append(word)
+    return " ".join(words) or shown
+
+
+def error_digest(output: str) -> str:
+    """The first lines of a failure's output that name the error (up to three, bounded), else
+    its first line; `Exit code N` preambles and bare `error:` lines say nothing."""
+    lines = [" ".join(ln.split()) for ln in output.splitlines()]
+    lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
+    named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
+    chosen = (named or lines[:1])[:MAX_ERROR_LINES]
+    return clip(" / ".join(chosen), MAX_ERROR_CHARS)
+
+
+def command_runs(messages: Sequence[Message]) -> list[tuple[ToolUse, Message]]:
+    """Every tool call with its outcome where it is known: a background command's outcome is
+    the call that reported it (at that message), and a line the shell refused failed."""
+    launched: dict[str, str] = {}
+    done: set[str] = set()
+    out: list[tuple[ToolUse, Message]] = []
+    for message in messages:
+        for use in message.tool_uses:
+            result = use.result
+            command = use.input.get("command") if use.name == "Bash" else None
+            if isinstance(command, str) and result is not None:
+                started = _LAUNCHED.match(result.content.strip())
+                if started:
+                    launched[started.group(1)] = command
+                    continue  # a launch has no outcome yet
+                if not result.is_error and _SHELL_REFUSED.search(result.content):
+                    use = ToolUse(use.id, use.name, use.input, _as_failed(result))
+            shell = use.input.get("bash_id") or use.input.get("shell_id")
+            if isinstance(shell, str) and shell in launched and shell not in done and result is not None:
+                reported = _background_outcome(use.id, launched[shell], result)
+                if reported is not None:
+                    done.add(shell)
+                    out.append((reported, message))
+                continue
+            out.append((use, message))
+    return out
+
+
+def extract_failures(messages: Sequence[Message]) -> Found:
+    """A failing command fixed later in the turn is a gotcha when the assistant said why or
+    what it changed; a build or lint command still failing at the end is context."""
+    calls = command_runs(messages)
+    position = {id(m): i for i, m in enumerate(messages)}
+    found: Found = []
+    reported: set[str] = set()
+    failing: dict[str, tuple[Candidate, Message]] = {}  # builds still failing: their last failure
+    for index, (use, message) in enumerate(calls):
+        command = _command(use)
+        if command is None or not use.failed or use.result is None or use.result.rejected:
+            continue
+        shown = render_command(command)
+        if shown in reported:
+            continue
+        error = error_digest(use.result.content)
+        fixed = _later_success(calls[index + 1 :], shown)
+        start = position[id(message)] + 1
+        if fixed is not None:
+            between = messages[start : position[id(fixed)] + 1]
+            why = _explanation(between)
+            # Without a why, what the assistant changed says the fix, when the error is named.
+            what = why or (_change(between) if error else "")
+            ran = _fix_commands(calls[index + 1 :], fixed, shown) if (why or error) else []
+            if what or ran:
+                reported.add(shown)
+                content = f"`{shown}` failed ({error}); fix: {what or 'ran'}{_ran(ran, bool(what))}"
+                found.append((_candidate(content, MemoryType.GOTCHA, 0.55, 4), fixed))
+                continue
+        elif error and not is_test_run(shown):
+            # Not retried as such: the fix was another command or an edit. The assistant's
+            # next words say why it failed; without them the failure is noise.
+            window = messages[start : start + EXPLANATION_WINDOW]
+            why = _explanation(window)
+            if why:
+                reported.add(shown)
+                ran = _fix_commands(calls[index + 1 :], window[-1], shown)
+                content = f"`{shown}` failed ({error}); {why}{_ran(ran, True)}"
+                # Not seen fixed yet: a later success of the same command replaces it.
+                found.append((_candidate(content, MemoryType.GOTCHA, 0.5, 4, _state(shown)), message))
+                continue
+        if fixed is None and is_build_command(shown):
+            content = f"Command failing: `{shown}` ({error})"
+            failing[shown] = (_candidate(content, MemoryType.CONTEXT, 0.5, 3, _state(shown)), message)
+    found.extend(note for shown, note in failing.items() if shown not in reported)
+    return found
+
+
+def _as_failed(result: ToolResult) -> ToolResult:
+    return replace(result, is_error=True)
+
+
+def _background_outcome(tool_id: str, command: str, result: ToolResult) -> ToolUse | None:
+    """The background command's run as BashOutput reports it once it ended, else None."""
+    status = _STATUS.search(result.content)
+    if status is None or status.group(1) not in _FINAL:
+        return None
+    code = _EXIT.search(result.content)
+    exit_code = int(code.group(1)) if code else None
+    streams = {name: text.strip() for name, text in _STREAM.findall(result.content)}
+    output = "\n".join(s for s in (streams.get("stderr", ""), streams.get("stdout", "")) if s)
+    failed = status.group(1) == "failed" or bool(exit_code)
+    outcome = ToolResult(tool_id, output, is_error=failed, exit_code=exit_code)
+    return ToolUse(tool_id, "Bash", {"command": command}, outcome)
+
+
+def _command(use: ToolUse) -> str | None:
+    command = use.input.get("command") if use.name == "Bash" else None
+    if not isinstance(command, str) or not command.strip() or is_cortex_command(command):
+        return None
+    return command
+
+
+def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> Message | None:
+    for use, message in calls:
+        command = _command(use)
+        if command and use.failed is False and is_same_command(render_command(command), shown):
+            return message
+    return None
+
+
+def _fix_commands(calls: Sequence[tuple[ToolUse, Message]], until: Message | None, shown: str) -> list[str]:
+    """The commands that changed something between the failure and `until` (its message
+    included), in order: not the failing command again, nor commands that only look."""
+    out: list[str] = []
+    for use, message in calls:
+        command = _command(use)
+        if command and use.failed is False:
+            run = render_command(command)
+            words = run.split()
+            changes = words and words[0] not in _READS and not is_same_command(run, shown)
+            if changes and not is_test_run(run) and not is_check_command(run) and run not in out:
+                out.append(run)
+        if message is until or len(out) == MAX_FIX_COMMANDS:
+            break
+    return out
+
+
+def _ran(commands: Sequence[str], after_text: bool) -> str:
+    if not commands:
+        return ""
+    listed = ", ".join(f"`{c}`" for c in commands)
+    return f" (ran {listed})" if after_text else f" {listed}"
+
+
+def _sentences(messages: Sequence[Message]) -> list[str]:
+    return [
+        sentence
+        for message in messages
+        if message.role is Role.ASSISTANT
+        for text in message.texts
+        for block in parse_prose_blocks(text)
+        for sentence in parse_sentences(block)
+    ]
+
+
+def _explanation(messages: Sequence[Message]) -> str:
+    """The first assistant sentence between failure and success that says why (not what the
+    assistant is about to do, nor a guess)."""
+    for sentence in _sentences(messages):
+        # "Let me isolate the problem" and "the issue is likely X" say no why.
+        if is_talk(sentence) or is_guess(sentence):
+            continue
+        if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
+            return clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)
+    return ""
+
+
+def _change(messages: Sequence[Message]) -> str:
+    """What the assistant set out to change after the failure ("Let's escape the URL
+    properly:" -> "escape the URL properly"); "" when it only went looking."""
+    for sentence in _sentences(messages):
+        m = _CHANGE.match(sentence.strip().rstrip(":.!").strip())
+        if m is None:
+            continue
+        what = m.group("what").strip()
+        if len(what.split()) >= MIN_CHANGE_WORDS and not _LOOKING.match(what) and not is_guess(what):
+            return clip(what, 200)
+    return ""
+
+
+def _candidate(
+    content: str, kind: MemoryType, confidence: float, priority: int, tags: tuple[str, ...] = ()
+) -> Candidate:
+    layer = Layer.STRUCTURAL
+    return Candidate(
+        content=content, type=kind, layer=layer, confidence=confidence, priority=priority, tags=tags
+    )
+
+
+def _state(shown: str) -> tuple[str, ...]:
+    """The tag that makes a failure the current state of its command's family."""
+    return (state_tag(f"command:{command_family(shown)}"),)
