@@ -23,6 +23,7 @@ _TYPES = {t.value: t for t in MemoryType}
 _SCOPES = {s.value: s for s in Scope}
 _STATUSES = {s.value: s for s in Status}
 _TIMES: dict[str, datetime] = {}  # timestamps repeat (created == updated): parse each text once
+_LISTS: dict[str, tuple[str, ...]] = {}  # tag and file lists repeat from memory to memory too
 
 
 def marks(values: Sequence[Any]) -> str:
@@ -44,7 +45,15 @@ def _time(text: str | None) -> datetime | None:
 
 
 def _strings(text: str | None) -> tuple[str, ...]:
-    return () if not text or text == "[]" else tuple(json.loads(text))
+    if not text or text == "[]":
+        return ()
+    parsed = _LISTS.get(text)
+    if parsed is None:
+        parsed = tuple(json.loads(text))
+        if len(_LISTS) > 100_000:
+            _LISTS.clear()
+        _LISTS[text] = parsed
+    return parsed
 
 
 def row_to_memory(row: Sequence[Any]) -> Memory:
