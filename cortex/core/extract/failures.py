@@ -49,10 +49,11 @@ _EXPLAINS = re.compile(
 )
 _ERROR_WORDS = re.compile(
     r"(?:error|exception|failed|fatal|not found|no such|denied|traceback|cannot|can't|unable|"
-    r"invalid|refused|missing|undefined|not allowed|blocked|already in use|no matches)",
+    r"invalid|refused|missing|undefined|not allowed|blocked|already in use|no matches|unused)",
     re.IGNORECASE,
 )
 _NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal colours in a command's output
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
 # A background launch and what BashOutput reports of it later.
 _LAUNCHED = re.compile(r"^Command running in background with ID: (\S+)")
@@ -102,7 +103,7 @@ def command_family(shown: str) -> str:
 def error_digest(output: str) -> str:
     """The first lines of a failure's output that name the error (up to three, bounded), else
     its first line; `Exit code N` preambles and bare `error:` lines say nothing."""
-    lines = [" ".join(ln.split()) for ln in output.splitlines()]
+    lines = [" ".join(ln.split()) for ln in _ANSI.sub("", output).splitlines()]
     lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
     named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
     chosen = (named or lines[:1])[:MAX_ERROR_LINES]
@@ -143,16 +144,16 @@ def extract_failures(messages: Sequence[Message]) -> Found:
     calls = command_runs(messages)
     position = {id(m): i for i, m in enumerate(messages)}
     found: Found = []
-    reported: set[str] = set()
+    reported: set[tuple[str, str]] = set()  # (command, error): each distinct error is its own gotcha
     failing: dict[str, tuple[Candidate, Message]] = {}  # builds still failing: their last failure
     for index, (use, message) in enumerate(calls):
         command = _command(use)
         if command is None or not use.failed or use.result is None or use.result.rejected:
             continue
         shown = render_command(command)
-        if shown in reported:
-            continue
         error = error_digest(use.result.content)
+        if (shown, error) in reported:
+            continue
         fixed = _later_success(calls[index + 1 :], shown)
         start = position[id(message)] + 1
         if fixed is not None:
@@ -162,7 +163,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             what = why or (_change(between) if error else "")
             ran = _fix_commands(calls[index + 1 :], fixed, shown) if (why or error) else []
             if what or ran:
-                reported.add(shown)
+                reported.add((shown, error))
                 content = f"`{shown}` failed ({error}); fix: {what or 'ran'}{_ran(ran, bool(what))}"
                 found.append((_candidate(content, MemoryType.GOTCHA, 0.55, 4), fixed))
                 continue
@@ -172,7 +173,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             window = messages[start : start + EXPLANATION_WINDOW]
             why = _explanation(window)
             if why:
-                reported.add(shown)
+                reported.add((shown, error))
                 ran = _fix_commands(calls[index + 1 :], window[-1], shown)
                 content = f"`{shown}` failed ({error}); {why}{_ran(ran, True)}"
                 # Not seen fixed yet: a later success of the same command replaces it.
@@ -181,7 +182,8 @@ def extract_failures(messages: Sequence[Message]) -> Found:
         if fixed is None and is_build_command(shown):
             content = f"Command failing: `{shown}` ({error})"
             failing[shown] = (_candidate(content, MemoryType.CONTEXT, 0.5, 3, _state(shown)), message)
-    found.extend(note for shown, note in failing.items() if shown not in reported)
+    explained = {shown for shown, _ in reported}
+    found.extend(note for shown, note in failing.items() if shown not in explained)
     return found
 
 

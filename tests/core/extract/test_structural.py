@@ -325,9 +325,12 @@ def test_a_failures_error_digest_keeps_the_lines_that_name_the_error() -> None:
         "testScript:3: 'json' imported but unused\n"
         "error: 1 dependencies failed\nerror: 2 more"
     )
+    # A linter's finding names the error too (the nixos test driver lints its testScript).
     assert error_digest(output) == (
-        "error: Cannot build '/nix/store/x-driver.drv'. / error: 1 dependencies failed / error: 2 more"
+        "error: Cannot build '/nix/store/x-driver.drv'. / testScript:3: 'json' imported but unused / "
+        "error: 1 dependencies failed"
     )
+    assert error_digest("\x1b[0;31m[ERROR]\x1b[0m Build failed!") == "[ERROR] Build failed!"
     assert error_digest("Exit code 2\nsomething odd happened") == "something odd happened"
     assert len(error_digest("error: " + "x" * 1000)) <= 300
 
@@ -368,3 +371,30 @@ def test_command_families_drop_options_and_targets() -> None:
     assert command_family("npm run build") == "npm run build"
     assert command_family("cargo build --release") == "cargo build"
     assert command_family("./update.sh") == "./update.sh"
+
+
+def test_each_distinct_error_of_one_command_is_its_own_gotcha() -> None:
+    # Real shape (Nix session): one turn, `nix flake check` failing three ways before it passes.
+    check = "nix flake check --cores 4 --max-jobs 4"
+    errors = (
+        (
+            "error: syntax error, unexpected end of file, expecting ';'",
+            "I need to fix the syntax error in the flake:",
+        ),
+        (
+            "error: cannot look up '<nixpkgs/nixos/tests/make-test-python.nix>' in pure evaluation mode",
+            "I need to fix the test to not use impure paths.",
+        ),
+        (
+            "error: syntax error, unexpected end of file, expecting ';'",
+            "I need to fix the syntax error again:",
+        ),
+    )
+    messages: list[Message] = [user("verify the module")]
+    for i, (error, why) in enumerate(errors):
+        messages += [assistant(uses=(bash(check, error, error=True, tid=f"f{i}"),)), assistant(why)]
+    messages.append(assistant(uses=(bash(check, "all checks passed!", tid="ok"),)))
+    gotchas = [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert len(gotchas) == 2  # the repeated error once
+    assert "expecting ';'" in gotchas[0] and "pure evaluation mode" in gotchas[1]
+    assert gotchas[1].endswith("fix: I need to fix the test to not use impure paths.")
