@@ -10,6 +10,7 @@ most its types' share, moment what stable leaves, so together they never exceed 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -41,6 +42,8 @@ MAX_STALE_IDS = 100  # stale ids a part lists (a store can hold thousands); it c
 MAX_EDIT_NOTES = 3  # "Edited a.py, b.py" notes: where the work was lately, not a history
 PINNED_MAX_SHARE = 0.5  # pinned notes lead, but cannot crowd out every type
 DEFAULT_WEIGHTS = BriefingWeights()
+ECHO_SHARE = 0.8  # an entry with this share of its words in a fuller shown entry repeats it
+_WORD = re.compile(r"\w{3,}")
 _NO_NOTES: Mapping[str, str] = {}
 
 
@@ -181,6 +184,49 @@ def _pack(candidates: Sequence[Memory], entries: dict[str, str], tokens: int, ch
     return taken | {m.id for p in packed.values() for m in p.kept}
 
 
+def _words(entry: str) -> frozenset[str]:
+    """The words of an entry's text (its attribution line left out), lower-cased."""
+    return frozenset(_WORD.findall(entry.partition("\n")[2].lower()))
+
+
+def _repeats(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    """Whether nearly all of `mine` is in `theirs`."""
+    return bool(mine) and len(mine & theirs) >= ECHO_SHARE * len(mine)
+
+
+def _echoes(shown: Sequence[Memory], words: Mapping[str, frozenset[str]]) -> set[str]:
+    """Ids of shown entries that another shown entry already says: nearly all their words are
+    in one that has more words (of two the same size, the one ranked higher stays)."""
+    out: set[str] = set()
+    for i, a in enumerate(shown):
+        mine = words[a.id]
+        if not mine:
+            continue
+        for j, b in enumerate(shown):
+            theirs = words[b.id]
+            fuller = len(theirs) > len(mine) or (len(theirs) == len(mine) and j < i)
+            if j != i and fuller and _repeats(mine, theirs):
+                out.add(a.id)
+                break
+    return out
+
+
+def _pack_distinct(
+    candidates: Sequence[Memory], entries: dict[str, str], tokens: int, chars: int
+) -> list[Memory]:
+    """The candidates that fit (`_pack`), in rank order, none repeating another shown entry: an
+    echo gives its place to the next candidate, so the budget goes to what is not said yet."""
+    words = {m.id: _words(entries[m.id]) for m in candidates}
+    pool = list(candidates)
+    while True:
+        fitted = _pack(pool, entries, tokens, chars)
+        shown = [m for m in pool if m.id in fitted]
+        echoes = _echoes(shown, words)
+        if not echoes:
+            return shown
+        pool = [m for m in pool if m.id not in echoes]
+
+
 def _render_part(
     memories: Sequence[Memory],
     part: BriefingPart,
@@ -222,7 +268,9 @@ def _render_part(
     )
     header = render_header(part.value, None if part is BriefingPart.STABLE else branch)
     entries = {
-        m.id: render_entry(m, stale=marks and m.id in stale, note=notes.get(m.id, "") if marks else "")
+        m.id: render_entry(
+            m, stale=marks and m.id in stale, note=notes.get(m.id, "") if marks else "", here=branch
+        )
         for m in candidates
     }
     present = {BUCKET_OF[m.type] for m in candidates}
@@ -237,8 +285,7 @@ def _render_part(
     item_tokens, item_chars = budget_tokens - estimate_tokens(frame), max_chars - len(frame)
     shown: list[Memory] = []
     if candidates and item_tokens > 0 and item_chars > 0:
-        fitted = _pack(candidates, entries, item_tokens, item_chars)
-        shown = [m for m in candidates if m.id in fitted]
+        shown = _pack_distinct(candidates, entries, item_tokens, item_chars)
     text = build(shown)
     # Token estimates do not add up exactly; drop the lowest-ranked until both caps hold.
     while text and (estimate_tokens(text) > budget_tokens or len(text) > max_chars):

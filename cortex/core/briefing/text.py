@@ -11,9 +11,10 @@ from cortex.core.budget import truncation_note
 from cortex.core.extract.transcript import BRIEFING_MARKER
 from cortex.core.model import Memory, Status
 from cortex.core.redact.plain import display_field
-from cortex.core.render import attribution, fence
+from cortex.core.render import SHARED_BY, fence
+from cortex.core.write.state import branch_key
 
-MAX_ENTRY_CHARS = 360  # a briefing line is a pointer; `cortex get ID` shows the whole note
+MAX_ENTRY_CHARS = 520  # enough for a note's specifics past its first sentence; `cortex get ID` shows all
 MAX_STALE_LISTED = 5
 MAX_LISTED_PATH_CHARS = 60
 MAX_FIELD_CHARS = 200  # a branch, path or id shown in the briefing
@@ -40,15 +41,38 @@ _WS = re.compile(r"\s+")
 
 
 @functools.lru_cache(maxsize=4096)  # each part of a render shows many of the same notes
-def render_entry(memory: Memory, *, stale: bool, note: str = "") -> str:
+def render_entry(memory: Memory, *, stale: bool, note: str = "", here: str | None = None) -> str:
     """One memory as attributed data: `- id · type · date · source`, then its text, shortened.
-    `note`: what its code anchors say ("may be stale: ..."), shown unless its files are gone."""
+    `note`: what its code anchors say ("may be stale: ..."), shown unless its files are gone.
+    `here`: the branch the part is rendered for (its notes' branch goes without saying)."""
     text = _WS.sub(" ", memory.content).strip()
     if len(text) > MAX_ENTRY_CHARS:
         cut = text[: MAX_ENTRY_CHARS - 1].rsplit(" ", 1)[0]
         text = (cut or text[: MAX_ENTRY_CHARS - 1]) + "…"
     mark = f" {STALE_MARK}" if stale else (f" ({display_field(note, MAX_NOTE_CHARS)})" if note else "")
-    return f"- {attribution(_displayable(memory))}{mark}\n  {text}"
+    return f"- {entry_attribution(_displayable(memory), here)}{mark}\n  {text}"
+
+
+def entry_attribution(m: Memory, here: str | None) -> str:
+    """`id · type · date · source` for a briefing entry (`core.render.attribution`, less what
+    goes without saying): a branch is named only where it is not the one the part is for, and
+    the default branch (a detached `HEAD` included) is never named. `cortex get ID` shows all."""
+    parts = [m.id, m.type.value, m.created.strftime("%Y-%m-%d")]
+    if m.scope.value in ("global", "team"):
+        parts.append(m.scope.value)
+    by = next((t.removeprefix(SHARED_BY) for t in m.tags if t.startswith(SHARED_BY)), "")
+    if by and m.scope.value == "team":
+        parts.append(f"by {by}")
+    if branch_key(m.source.branch) not in ("", branch_key(here)):
+        parts.append(f"branch {m.source.branch}")
+    if m.source.session_id:
+        parts.append(f"session {m.source.session_id[:8]}")
+    if m.source.files:
+        files = ", ".join(m.source.files[:3]) + (" …" if len(m.source.files) > 3 else "")
+        parts.append(f"files {files}")
+    if m.pinned:
+        parts.append("pinned")
+    return " · ".join(parts)
 
 
 def _displayable(memory: Memory) -> Memory:

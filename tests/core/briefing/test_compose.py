@@ -20,7 +20,7 @@ from cortex.core.briefing.compose import (
     render_briefing,
     render_briefings,
 )
-from cortex.core.briefing.text import STALE_MARK
+from cortex.core.briefing.text import MAX_ENTRY_CHARS, STALE_MARK
 from cortex.core.budget import estimate_tokens
 from cortex.core.extract.transcript import BRIEFING_MARKER
 from cortex.core.model import Memory, MemoryType, Scope, Source, Status
@@ -220,11 +220,10 @@ def test_pinned_first_then_decisions_then_the_rest() -> None:
 
 
 def test_current_branch_memories_are_boosted() -> None:
-    same = "Context: the cache lives under .memory/briefing with one file per branch"
-    items = [
-        mem("other", same + " (a)", T.CONTEXT, branch="main"),
-        mem("mine", same + " (b)", T.CONTEXT, branch="feat/x"),
-        mem("tagged", same + " (c)", T.CONTEXT, tags=("feat/x",)),
+    items = [  # the same rank but for the branch, and three different things said
+        mem("other", "Context: the cache lives under .memory/briefing", T.CONTEXT, branch="main"),
+        mem("mine", "Context: the login form posts to /session", T.CONTEXT, branch="feat/x"),
+        mem("tagged", "Context: tokens expire after an hour", T.CONTEXT, tags=("feat/x",)),
     ]
     b = render_briefing(items, now=NOW, branch="feat/x", part="moment")
     assert b.shown.index("mine") < b.shown.index("other")
@@ -351,15 +350,67 @@ def test_every_memory_is_attributed_data_inside_one_fence() -> None:
     assert len(fences) == 2 and len(fences[0]) > len("````text")  # longer than any run inside
     assert not any(ln.lstrip().startswith(fences[1]) for ln in body_lines(b))
     inside = body_lines(b)
-    assert "- d1 · decision · 2025-05-31 · branch main · session abcdef12 · files db.py" in inside
+    assert "- d1 · decision · 2025-05-31 · session abcdef12 · files db.py" in inside
     assert any(ln.startswith("- c1 · context") for ln in inside)
     assert len(inside) == len(lines) - 5  # marker, title, disclaimer, two fences: nothing else
+
+
+def test_a_note_is_named_by_branch_only_where_the_branch_says_something() -> None:
+    items = [
+        mem("trunk", "Decision: releases are cut from trunk", branch="main", session="s1"),
+        mem("head", "Decision: tags are signed", branch="HEAD", session="s1"),
+        mem("feat", "Decision: retries back off exponentially", branch="feat/x", session="s1"),
+        mem("work", "Progress: retry loop wired", T.PROGRESS, branch="feat/x", session="s1"),
+    ]
+    stable = body_lines(render_briefing(items, now=NOW, branch="feat/x", part="stable"))
+    assert "- feat · decision · 2025-05-31 · branch feat/x · session s1" in stable
+    assert not any("branch" in ln for ln in stable if ln.startswith(("- trunk", "- head")))
+    moment = body_lines(render_briefing(items, now=NOW, branch="feat/x", part="moment"))
+    assert "- work · progress · 2025-05-31 · session s1" in moment  # the header names feat/x
+
+
+def test_a_note_that_repeats_a_fuller_shown_note_gives_its_place_to_the_next() -> None:
+    fuller = "Gotcha: `nix flake check` fails when flake.nix is not tracked by git; fix: git add it first"
+    items = [
+        mem("fuller", fuller, T.GOTCHA, priority=9),
+        mem("echo", "flake.nix is not tracked by git; fix: git add it first", T.GOTCHA, priority=8),
+        mem("next", "Gotcha: the VM test needs 2 GB of memory or it hangs at boot", T.GOTCHA, priority=1),
+    ]
+    roomy = render_briefing(items, now=NOW, branch=None, budget_tokens=10_000)
+    assert roomy.shown == ("fuller", "next")
+    assert roomy.dropped == 1  # counted among the notes not shown: recall still finds it
+    # The smallest budget that holds those two holds no third note: the echo's room went to `next`.
+    pair = [items[0], items[2]]
+    tight = next(
+        n
+        for n in range(roomy.tokens, 10_000)
+        if render_briefing(pair, now=NOW, branch=None, budget_tokens=n).shown == ("fuller", "next")
+    )
+    assert render_briefing(items, now=NOW, branch=None, budget_tokens=tight).shown == ("fuller", "next")
+    other = replace(items[1], id="other", content="Gotcha: the cache dir is shared by every worker process")
+    assert (
+        len(render_briefing([items[0], other, items[2]], now=NOW, branch=None, budget_tokens=tight).shown)
+        == 2
+    )
+    # Ranked above the fuller note, the echo gives way all the same.
+    first = [replace(items[1], priority=10), *items[::2]]
+    assert render_briefing(first, now=NOW, branch=None, budget_tokens=tight).shown == ("fuller", "next")
+
+
+def test_of_two_notes_saying_the_same_the_higher_ranked_stays() -> None:
+    text = "Convention: migrations live in db/migrations and run in name order"
+    items = [
+        mem("low", text, T.PATTERN, priority=2),
+        mem("high", text + ".", T.PATTERN, priority=9),
+        mem("other", "Convention: every handler logs its request id", T.PATTERN, priority=1),
+    ]
+    assert render_briefing(items, now=NOW, branch=None).shown == ("high", "other")
 
 
 def test_long_memory_text_is_shortened_with_an_ellipsis() -> None:
     b = render_briefing([mem("d1", words(200, "x"))], now=NOW, branch=None)
     entry = next(ln for ln in body_lines(b) if ln.startswith("  "))
-    assert entry.endswith("…") and len(entry) < 400
+    assert entry.endswith("…") and 300 < len(entry) <= MAX_ENTRY_CHARS + 2
 
 
 def test_inactive_and_raw_code_memories_are_never_briefed() -> None:
