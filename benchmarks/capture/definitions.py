@@ -19,8 +19,10 @@ follow the session: a file its tools read, write or edit appears as the replay r
 (a Write with its content, an Edit applied when its old text is there, else an empty
 placeholder; nothing is committed or deleted), so notes about files do not point at missing
 ones. After every hook the harness waits until no queue file is left and no process holds the
-worker lock. UserPromptSubmit is not replayed (off by default; it only reads). No API key
-reaches cortex: the local extraction layers and the local embedding model only.
+worker lock. The next session starts on the branch the session ended on (the `gitBranch` of its
+last main-thread record, unless `HEAD`): the project is switched to it, at the same commit.
+UserPromptSubmit is not replayed (off by default; it only reads). No API key reaches cortex:
+the local extraction layers and the local embedding model only.
 
 **Reading the result** goes through cortex's outside surfaces only: read-only SQL over the
 `memories` table of the project store and the session's global store (status `active`), the

@@ -29,6 +29,7 @@ from benchmarks.capture.transcript import (
     Cut,
     cwd_before,
     is_windows_path,
+    last_branch,
     main_session_id,
     path_rewriter,
     permission_mode_before,
@@ -303,8 +304,21 @@ def replay_session(
     return replay
 
 
+def follow_branch(root: Path, branch: str) -> None:
+    """Put the project on `branch` (made at HEAD when new), as the session left its repository:
+    a session that switched branches ends on another branch than it began on. A detached `HEAD`
+    or a name git refuses leaves the project as it is; the work tree is kept either way."""
+    if not branch or branch == "HEAD":
+        return
+    ok = subprocess.run(["git", "check-ref-format", "--branch", branch], capture_output=True)
+    if ok.returncode == 0:
+        _git(root, "checkout", "-q", "-B", branch)
+
+
 def next_session_context(plugin: Plugin, replay: Replay) -> str:
-    """What a new session in the project gets from the SessionStart hook."""
+    """What a new session in the project gets from the SessionStart hook, on the branch the
+    session ended on."""
+    follow_branch(replay.root, last_branch(replay.records))
     transcript = replay.transcript_path.with_name(f"{uuid.uuid4()}.jsonl")
     text = session_start(plugin, replay.env, replay.root, transcript, transcript.stem)
     wait_for_worker(replay.root)  # it may resume leftover queue work

@@ -137,6 +137,16 @@ def main_session_id(records: Sequence[Record]) -> str:
     return str(ids.most_common(1)[0][0]) if ids else "00000000-0000-4000-8000-000000000000"
 
 
+def last_branch(records: Sequence[Record]) -> str:
+    """The git branch the session ended on: the `gitBranch` of the last main-thread record that
+    names one ("" when none does; `HEAD` when it ended detached)."""
+    for record in reversed(records):
+        branch = record.get("gitBranch")
+        if isinstance(branch, str) and branch and not record.get("isSidechain"):
+            return branch
+    return ""
+
+
 def cwd_before(records: Sequence[Record], end: int, default: str) -> str:
     """The cwd of the last main-thread record before `end` (already rewritten), else `default`."""
     for record in reversed(records[:end]):

@@ -25,9 +25,16 @@ from benchmarks.capture.matching import (
     path_like,
 )
 from benchmarks.capture.probe import read_memories
+from benchmarks.capture.replay import follow_branch
 from benchmarks.capture.report import fmt
 from benchmarks.capture.score import briefing_entries, file_list_stats, score_facts
-from benchmarks.capture.transcript import is_user_prompt, path_rewriter, plan_cuts, rewrite_strings
+from benchmarks.capture.transcript import (
+    is_user_prompt,
+    last_branch,
+    path_rewriter,
+    plan_cuts,
+    rewrite_strings,
+)
 from benchmarks.capture.verdicts import check_runs, final_states, verdict_of, wrong_verdicts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -142,6 +149,35 @@ def test_cuts_fire_stop_before_each_real_prompt_and_end_the_session() -> None:
         (12, "Stop", {"last_assistant_message": "four"}),
         (12, "SessionEnd", {"reason": "other"}),
     ]
+
+
+def test_the_next_session_starts_on_the_branch_the_session_ended_on(tmp_path: Path) -> None:
+    records = [
+        _user("first prompt", gitBranch="main"),
+        {**_assistant("one"), "gitBranch": "feature/landing"},
+        _user("side", isSidechain=True, gitBranch="other"),
+        {"type": "summary", "summary": "no branch here"},
+    ]
+    assert last_branch(records) == "feature/landing"
+    assert last_branch(records[:1]) == "main" and last_branch(records[3:]) == ""
+    root = tmp_path / "proj"
+    root.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(root)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    (root / "notes.md").write_text("kept\n", encoding="utf-8")  # the session's files stay
+
+    def head() -> str:
+        done = subprocess.run([*git, "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True)
+        return done.stdout.strip()
+
+    for ignored in ("", "HEAD", "bad..name"):
+        follow_branch(root, ignored)
+        assert head() == "main"
+    follow_branch(root, "feature/landing")
+    assert head() == "feature/landing" and (root / "notes.md").read_text(encoding="utf-8") == "kept\n"
+    follow_branch(root, "main")  # a branch that exists is checked out as well
+    assert head() == "main"
 
 
 def test_the_original_directory_is_rewritten_in_every_string() -> None:
