@@ -43,7 +43,7 @@ from cortex.store.port import RANK_KEY_WEIGHTS, BriefingReads, RankBand
 FIRST_BAND = 0.02  # the first band's width in rank; then as wide as the rows still needed take
 TYPICAL_ENTRY_TOKENS = 24  # what a briefing entry costs at least, give or take: sizes the bands
 ACCESS_CHUNK = 16  # rows per read of the most accessed memories
-BAND_SLACK_ROWS = 16  # rows a band may read beyond those the bucket can still take
+BAND_SLACK_ROWS = 8  # rows a band may read beyond those the bucket can still take
 WIDEN = 0.3  # the next band as wide as this share of the rows still needed took: ranks crowd lower down
 MAX_LATEST_EDITS = 3  # `compose.MAX_EDIT_NOTES`
 SLACK = 1e-9  # float rounding between the rank of a band and the rank computed here
@@ -200,8 +200,8 @@ class _Reader:
             )
             bounds = {g: (v if types_in(types, g) else -math.inf) for g, v in low.items()}
             taken, settled, target = _settle(ranked, bounds, budget, self._withheld)
-            self.taken.update((m.id, m) for m in taken)
-            if settled:
+            if settled:  # what `plan_candidates` visits in this bucket: all the render needs of it
+                self.taken.update((m.id, m) for m in taken)
                 return
             before = len(found)
             # A band never reads many more rows than the bucket can still take (by count, and by
