@@ -37,7 +37,7 @@ _ERROR_LINE = re.compile(
 )
 _EXIT_LINE = re.compile(r"^(?:Error: )?Exit code -?\d+\s*$")
 _PIPE_TAIL = re.compile(r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|tee|grep|less|cat)\b[^|]*)+$")
-_CD_PREFIX = re.compile(r"^\s*cd\s+\S+\s*&&\s*")
+_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
 _VERSIONED = re.compile(r"[\d.]+$")  # python3 -> python, pip3.11 -> pip
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
 _REDIRECT = re.compile(r"\d?>>?(?:&\d|/dev/null)?|&>(?:/dev/null)?")

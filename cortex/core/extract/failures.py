@@ -66,6 +66,11 @@ _SHELL_REFUSED = re.compile(
     r"^(?:\(eval\)|zsh|bash|sh)(?::[\w ]+)*: (?:no matches found|command not found|parse error|bad pattern)",
     re.MULTILINE,
 )
+# A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
+# blocked by hook:\n- [cmd]: ...".
+_HOOK = re.compile(r"\b\w+:\w+ hook error\b|\b\w+ operation blocked by (?:a )?hook\b", re.IGNORECASE)
+_HOOK_COMMAND = re.compile(r"^\W*\[([^\]\n]+)\]:?")
+_BLOCKED = re.compile(r"\b(?:blocked|denied|prohibited|not allowed|forbidden|refused)\b", re.IGNORECASE)
 # "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
 _CHANGE = re.compile(
     r"^(?:(?:now|ok(?:ay)?|so|first),?\s+)?(?:let me|let's|i'll|i will|we need to|we should)\s+(?P<what>.+)$",
@@ -184,7 +189,45 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             failing[shown] = (_candidate(content, MemoryType.CONTEXT, 0.5, 3, _state(shown)), message)
     explained = {shown for shown, _ in reported}
     found.extend(note for shown, note in failing.items() if shown not in explained)
+    return found + _hook_blocks(calls, messages)
+
+
+def _hook_blocks(calls: Sequence[tuple[ToolUse, Message]], messages: Sequence[Message]) -> Found:
+    """A project hook that refused a call ("BLOCKED: Dangerous rm command detected"): what it
+    blocks, and what the assistant did instead. Nothing ran, but the rule holds for every
+    later session in the project."""
+    position = {id(m): i for i, m in enumerate(messages)}
+    found: Found = []
+    seen: set[str] = set()
+    for index, (use, message) in enumerate(calls):
+        result = use.result
+        hook = _HOOK.search(result.content) if result is not None and result.rejected else None
+        if result is None or hook is None:
+            continue
+        reason = _block_reason(result.content[hook.end() :])
+        if not reason or reason in seen:
+            continue
+        seen.add(reason)
+        named = _HOOK_COMMAND.search(result.content[hook.end() :])
+        by = f" (`{clip(named.group(1), 100)}`)" if named else ""
+        command = _command(use)
+        what = f"`{render_command(command)}`" if command else use.name
+        start = position[id(message)] + 1
+        window = messages[start : start + EXPLANATION_WINDOW]
+        alternatives = _fix_commands(calls[index + 1 :], window[-1] if window else None, command or "")
+        instead = f"; done instead with `{alternatives[0]}`" if alternatives else ""
+        content = f"A project hook{by} blocks {what}: {reason}{instead}"
+        found.append((_candidate(content, MemoryType.GOTCHA, 0.6, 5), message))
     return found
+
+
+def _block_reason(text: str) -> str:
+    """The line a blocking hook gave as its reason (the one that says blocked or denied), else
+    its last line."""
+    lines = [_HOOK_COMMAND.sub("", ln).strip(" -:") for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    said = [ln for ln in lines if _BLOCKED.search(ln)]
+    return clip((said or lines[-1:] or [""])[0], 200)
 
 
 def _as_failed(result: ToolResult) -> ToolResult:

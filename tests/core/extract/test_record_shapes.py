@@ -92,7 +92,10 @@ def test_refusals_of_every_wording_are_rejected_and_never_failures(
     chunk = parse_chunk(jsonl(records), 0)
     (use,) = [u for m in chunk.messages for u in m.tool_uses]
     assert use.result is not None and use.result.rejected and not use.result.interrupted
-    assert extract_structural(chunk.messages, project_root=ROOT) == []  # no "Command failing"
+    found = [c.content for c, _ in extract_structural(chunk.messages, project_root=ROOT)]
+    # No "Command failing" and no verdict; a project hook's refusal is its rule, nothing else.
+    by_hook = "blocked by hook" in wording
+    assert found == (["A project hook blocks `npm run build`: no force pushes"] if by_hook else [])
 
 
 @pytest.mark.parametrize("version", VERSIONS)

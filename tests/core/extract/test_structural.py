@@ -398,3 +398,45 @@ def test_each_distinct_error_of_one_command_is_its_own_gotcha() -> None:
     assert len(gotchas) == 2  # the repeated error once
     assert "expecting ';'" in gotchas[0] and "pure evaluation mode" in gotchas[1]
     assert gotchas[1].endswith("fix: I need to fix the test to not use impure paths.")
+
+
+def _blocked(tid: str, command: str, output: str) -> ToolUse:
+    return ToolUse(tid, "Bash", {"command": command}, ToolResult(tid, output, is_error=True, rejected=True))
+
+
+def test_a_hook_that_blocks_a_command_is_a_gotcha_with_what_was_done_instead() -> None:
+    # Real shapes: Claude Code 1.0.70 and 2.1 word a PreToolUse hook's refusal differently.
+    v1 = (
+        "Bash operation blocked by hook:\n- [uv run ~/.claude/hooks/pre_tool_use.py]: BLOCKED: "
+        "Dangerous rm command detected and prevented\n"
+    )
+    v2 = (
+        'PreToolUse:Bash hook error: [uv run "$CLAUDE_PROJECT_DIR/.claude/hooks/pre_tool_use.py"]: warning: '
+        "The `tool.uv.dev-dependencies` field is deprecated\n"
+        "BLOCKED: Dangerous rm command detected and prevented\n"
+    )
+    for output, command in (
+        (v1, "rm -rf logs/*.json && git pull origin main"),
+        (v2, 'cd "/p/AI Projects/x" && git rm -r hermes'),
+    ):
+        messages = [
+            user("clean up and pull"),
+            assistant(uses=(_blocked("1", command, output),)),
+            assistant(
+                "The hook blocks rm; moving the files instead.",
+                uses=(bash("mv logs logs.backup", "", tid="2"),),
+            ),
+        ]
+        (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+        assert "pre_tool_use.py" in gotcha.content
+        assert "blocks `" in gotcha.content and "rm" in gotcha.content.split("blocks", 1)[1]
+        assert "BLOCKED: Dangerous rm command detected and prevented" in gotcha.content
+        assert gotcha.content.endswith("; done instead with `mv logs logs.backup`")
+    # A refusal by the user (no hook) is nothing learned.
+    refused = ToolUse(
+        "1",
+        "Bash",
+        {"command": "rm -rf x"},
+        ToolResult("1", "The user doesn't want to proceed", rejected=True),
+    )
+    assert not [c for c in run(user("go"), assistant(uses=(refused,))) if c.type is MemoryType.GOTCHA]
