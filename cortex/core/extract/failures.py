@@ -53,6 +53,7 @@ _ERROR_WORDS = re.compile(
     re.IGNORECASE,
 )
 _NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
+_WARNING = re.compile(r"^\W*warn(?:ing)?\b", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal colours in a command's output
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
 # A background launch and what BashOutput reports of it later.
@@ -79,7 +80,8 @@ _CHANGE = re.compile(
 _LOOKING = re.compile(
     r"^(?:check|look|see|verify|investigate|examine|find out|try|test|run|wait|read|search|debug|"
     r"confirm|inspect|view|get|understand|analy[sz]e|start|restart|re-?run|explore|fix|update|"
-    r"correct|resolve|address|handle|make|do|implement|clean)\b",
+    r"correct|resolve|address|handle|make|do|implement|clean|continue|proceed|finish|move on|go|"
+    r"(?:create|write|add) a (?:\w+ )?test)\b",
     re.IGNORECASE,
 )
 # Commands that only look: never the fix.
@@ -111,6 +113,8 @@ def error_digest(output: str) -> str:
     lines = [" ".join(ln.split()) for ln in _ANSI.sub("", output).splitlines()]
     lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
     named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
+    # A compiler's warnings come before its errors: the errors name the failure.
+    named = [ln for ln in named if not _WARNING.match(ln)] or named
     chosen = (named or lines[:1])[:MAX_ERROR_LINES]
     return clip(" / ".join(chosen), MAX_ERROR_CHARS)
 
@@ -176,10 +180,12 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             # Not retried as such: the fix was another command or an edit. The assistant's
             # next words say why it failed; without them the failure is noise.
             window = messages[start : start + EXPLANATION_WINDOW]
-            why = _explanation(window)
+            wider = messages[start : start + 2 * EXPLANATION_WINDOW]
+            ran = _fix_commands(calls[index + 1 :], wider[-1], shown) if wider else []
+            # Without a why, what the assistant set out to change, when a command then changed it.
+            why = _explanation(window) or (_change(window) if ran else "")
             if why:
                 reported.add((shown, error))
-                ran = _fix_commands(calls[index + 1 :], window[-1], shown)
                 content = f"`{shown}` failed ({error}); {why}{_ran(ran, True)}"
                 # Not seen fixed yet: a later success of the same command replaces it.
                 found.append((_candidate(content, MemoryType.GOTCHA, 0.5, 4, _state(shown)), message))

@@ -331,6 +331,9 @@ def test_a_failures_error_digest_keeps_the_lines_that_name_the_error() -> None:
         "error: 1 dependencies failed"
     )
     assert error_digest("\x1b[0;31m[ERROR]\x1b[0m Build failed!") == "[ERROR] Build failed!"
+    # Real cargo shape: unused-import warnings before the error that failed the build.
+    cargo = "warning: unused imports: `Body`\nerror: expected `;`, found `Ok`\nwarning: unused import: `Path`"
+    assert error_digest(cargo) == "error: expected `;`, found `Ok`"
     assert error_digest("Exit code 2\nsomething odd happened") == "something odd happened"
     assert len(error_digest("error: " + "x" * 1000)) <= 300
 
@@ -440,3 +443,30 @@ def test_a_hook_that_blocks_a_command_is_a_gotcha_with_what_was_done_instead() -
         ToolResult("1", "The user doesn't want to proceed", rejected=True),
     )
     assert not [c for c in run(user("go"), assistant(uses=(refused,))) if c.type is MemoryType.GOTCHA]
+
+
+def test_a_failure_fixed_another_way_names_the_change_when_a_command_made_it() -> None:
+    # Real shape (Convex, Claude Code 2.0): the public mutation needs a signed-in user from the CLI.
+    failing = bash(
+        'npx convex run acquisitions:propose \'{"title": "Horses"}\'',
+        "Exit code 1\nUncaught Error: Unauthorized: Please sign in",
+        error=True,
+        tid="1",
+    )
+    seed = bash("npx convex run --no-push acquisitions:seed '{\"items\": []}'", '["j57"]', tid="3")
+    edit = tool("Edit", {"file_path": "/p/convex/acquisitions.ts"}, tid="2")
+    messages = [
+        user("bulk add these"),
+        assistant(uses=(failing,)),
+        assistant("The mutation requires authentication. Let me create a quick seed function to add these:"),
+        assistant(uses=(edit,)),
+        assistant("Now let me run the seed:", uses=(seed,)),
+    ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert "Unauthorized: Please sign in" in gotcha.content
+    assert (
+        "create a quick seed function to add these (ran `npx convex run --no-push acquisitions:seed"
+        in gotcha.content
+    )
+    # Without a command that changed something, what it set out to do is no fix.
+    assert not [c for c in run(*messages[:4]) if c.type is MemoryType.GOTCHA]
