@@ -66,9 +66,10 @@ SCALE_CACHE = CACHE_DIR / "scale"
 # (row name, size or None for every size) -> (statistic, limit in ms or MB), from SPEC §8.
 TARGETS: dict[tuple[str, int | None], tuple[str, float]] = {
     ("recall, in process, warm", 10_000): ("p50", 50.0),
-    ("recall, in process, warm", 100_000): ("p50", 200.0),
+    ("recall, in process, warm", 100_000): ("p50", 50.0),  # issue 19 (SPEC §8: 200)
+    ("recall, in process, warm", 1_000_000): ("p50", 150.0),  # issue 19
     ("recall, new process (cold)", 10_000): ("p50", 500.0),
-    ("briefing render", 100_000): ("p50", 1_000.0),
+    ("briefing render", 100_000): ("p50", 300.0),  # issue 19 (SPEC §8: 1,000)
     ("consolidation, incremental (one turn)", 100_000): ("p50", 1_000.0),  # issue 19
     ("consolidation, full run", 100_000): ("p50", 60_000.0),  # issue 19
     ("SessionStart, end to end", 10_000): ("p95", 100.0),
