@@ -1,13 +1,14 @@
 """`python -m benchmarks.capture`: capture quality of a cortex checkout on real recorded sessions.
 
     python -m benchmarks.capture [--sessions DIR] [--repo PATH] [--out FILE] [--only NAME]
-                                 [--keep] [--work DIR] [--baseline SUMMARY.json]
+                                 [--keep] [--work DIR] [--baseline SUMMARY.json] [--reuse]
 
 Each session is replayed through the checkout's real hooks into a throwaway project
 (replay.py), then measured from outside (measure.py). Writes FILE (markdown, default
 benchmarks/results/capture.md), FILE's .summary.json (every number) and .jsonl (raw results per
 fact and memory, git-ignored). `--baseline` puts an earlier run's numbers (its .summary.json)
-next to this run's.
+next to this run's. `--reuse --work DIR` measures the projects a `--keep` run left in DIR again
+without replaying them: only the briefing is rendered anew, by the checkout under test.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from benchmarks.capture.dataset import SESSIONS_DIR, list_sessions
 from benchmarks.capture.definitions import DEFINITIONS
 from benchmarks.capture.measure import Measured, measure, raw_lines
 from benchmarks.capture.probe import code_location, embedder_from_log, logger_names, status
-from benchmarks.capture.replay import Plugin, Replay, replay_session
+from benchmarks.capture.replay import Plugin, Replay, reopen_session, replay_session
 from benchmarks.capture.report import render
 from benchmarks.capture.score import summarize
 
@@ -102,6 +103,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep", action="store_true", help="keep the throwaway projects")
     parser.add_argument("--work", type=Path, default=None, help="where the throwaway projects go")
     parser.add_argument("--baseline", type=Path, default=None, help="an earlier run's .summary.json")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure the projects an earlier --keep run left under --work again, without "
+        "replaying: the briefing is re-rendered by this checkout (for briefing changes)",
+    )
     return parser
 
 
@@ -113,6 +120,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not sessions_dir.is_dir():
         raise SystemExit(f"no session folder at {sessions_dir}")
     sessions = list_sessions(sessions_dir, args.only)
+    if args.reuse and args.work is None:
+        raise SystemExit("--reuse measures the projects of an earlier --keep run: name them with --work")
     plugin = Plugin(repo)
     work = (args.work or Path(tempfile.mkdtemp(prefix="cortex-capture-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -122,8 +131,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     raw: list[dict[str, Any]] = []
     try:
         for session in sessions:
-            progress(f"{session.name}: replaying {session.meta.get('records', '?')} records")
-            replay = replay_session(session, plugin, work / session.name, models, progress)
+            if args.reuse:
+                progress(f"{session.name}: re-rendering the briefing of the kept replay")
+                replay = reopen_session(session, plugin, work / session.name)
+            else:
+                progress(f"{session.name}: replaying {session.meta.get('records', '?')} records")
+                replay = replay_session(session, plugin, work / session.name, models, progress)
             progress(f"{session.name}: replayed in {replay.seconds:.0f} s; measuring")
             result = measure(session, plugin, replay, progress)
             measured.append((replay, result))
@@ -142,10 +155,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "minutes": (time.monotonic() - started) / 60,
             "sessions_label": _sessions_label(sessions_dir),
             "only": args.only,
+            "reused": bool(args.reuse),
             "problems": [p for _, m in measured for p in m.score.problems],
         }
     finally:
-        if args.keep:
+        if args.keep or args.reuse:
             progress(f"throwaway projects kept under {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)

@@ -304,6 +304,27 @@ def replay_session(
     return replay
 
 
+def reopen_session(session: Session, plugin: Plugin, work: Path) -> Replay:
+    """A session an earlier run replayed and kept under `work`, re-read without replaying it:
+    its briefing is rendered again by this checkout (`cortex brief --refresh`, what the worker
+    runs after each extraction), so a change to the briefing is measured on the same stores."""
+    root = (work / "project" / project_name(session.original_cwd)).resolve()
+    records = read_records(session.transcript)
+    if session.original_cwd:
+        rewrite = path_rewriter(session.original_cwd, str(root))
+        records = [rewrite_strings(r, rewrite) for r in records]
+    sid = main_session_id(records)
+    transcript = work / "claude" / "projects" / root.name.replace(" ", "-") / f"{sid}.jsonl"
+    if not transcript.is_file():
+        raise SystemExit(f"no kept replay of {session.name} under {work} (run with --keep first)")
+    home = work / "home"
+    replay = Replay(session.name, root, home, sid, transcript, records, plugin.env(home, root))
+    done = cortex_cli(plugin, replay, ["brief", "--refresh"])
+    if done.returncode:
+        replay.problems.append(f"`cortex brief --refresh` failed: {done.stderr.strip()[-300:]}")
+    return replay
+
+
 def follow_branch(root: Path, branch: str) -> None:
     """Put the project on `branch` (made at HEAD when new), as the session left its repository:
     a session that switched branches ends on another branch than it began on. A detached `HEAD`

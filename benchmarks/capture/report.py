@@ -91,6 +91,11 @@ def render(run: Mapping[str, Any], baseline: Mapping[str, Any] | None, definitio
         )
     if meta.get("only"):
         lines.append(f"- Partial run: only the session `{meta['only']}`.")
+    if meta.get("reused"):
+        lines.append(
+            "- Stores of an earlier replay, not replayed again (`--reuse`): only the briefing was "
+            "rendered anew, by the code under test; the run time below has no replay in it."
+        )
     lines += [
         f"- Dataset: {overall['sessions']} sessions, {overall['facts']} facts "
         f"({overall['briefed_facts']} of a briefed kind), read from `{meta['sessions_label']}` "

@@ -180,6 +180,11 @@ def test_the_next_session_starts_on_the_branch_the_session_ended_on(tmp_path: Pa
     assert head() == "main"
 
 
+def test_reuse_needs_the_folder_of_an_earlier_run() -> None:
+    with pytest.raises(SystemExit, match="--work"):
+        main(["--reuse", "--out", "/nonexistent/capture.md"])
+
+
 def test_the_original_directory_is_rewritten_in_every_string() -> None:
     posix = path_rewriter("/home/me/claude", "/tmp/p/claude")
     record = {"cwd": "/home/me/claude/sub", "x": ["cd /home/me/claude && ls", "/home/me/claude-backup"]}
@@ -301,6 +306,15 @@ def test_the_report_is_recomputed_from_the_store(tmp_path: Path) -> None:
         ln for ln in out.read_text(encoding="utf-8").splitlines() if ln.startswith(f"| {session.name} (")
     ]
     assert f"| {fmt('captured', row['captured'])} |" in md_row
+
+    # Measured again without replaying (--reuse): the same store, so the same capture; the
+    # briefing is rendered anew by this checkout and the report says the replay was reused.
+    again = tmp_path / "again.md"
+    assert main(["--only", session.name, "--out", str(again), "--work", str(work), "--reuse"]) == 0
+    reused = json.loads(again.with_suffix(".summary.json").read_text(encoding="utf-8"))
+    assert reused["meta"]["reused"] and "`--reuse`" in again.read_text(encoding="utf-8")
+    assert reused["summary"]["per_session"][session.name]["captured"] == row["captured"]
+    assert reused["summary"]["per_session"][session.name]["memories"] == row["memories"]
 
     # Plant the statement of a fact nobody captured: the harness now counts it, and exactly the
     # facts that statement answers, as captured.
