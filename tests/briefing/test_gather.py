@@ -118,3 +118,45 @@ def test_the_index_read_takes_only_what_the_budget_can_reach(project: tuple[Path
             assert len(pool.memories) < pool.total / 3
         other = BriefingWeights(confidence=0.2, priority=0.5)  # not the rank key's ratio
         assert read_pool(cx.read_stores(), root, branch="main", weights=other, budget_tokens=1_500) is None
+
+
+@pytest.mark.parametrize("budget", [1_500, 200])
+def test_crowded_equal_ranks_render_the_same(tmp_path: Path, budget: int) -> None:
+    """Hundreds of notes of one type with the same rank (a band stops where ranks crowd, and
+    its stop falls among equals), some on the branch: the indexed render still equals ranking
+    every note, and ends."""
+    root, home = tmp_path / "proj", tmp_path / "home"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "commit", "-q", "--allow-empty", "-m", "init")
+    with Cortex(Paths(root, home), clock=lambda: NOW) as cx:
+        store = cx.write_store(Scope.PROJECT)
+        with store.transaction():
+            for i in range(600):
+                text = f"Gotcha {i}: the retry queue drops job {i} when the worker restarts."
+                created = NOW - timedelta(minutes=i)
+                m = Memory(
+                    id=f"c{i:09x}",
+                    content=text,
+                    summary=text,
+                    type=MemoryType.GOTCHA if i % 5 else MemoryType.DECISION,
+                    scope=Scope.PROJECT,
+                    confidence=0.7 if i % 3 else 0.9,  # three ranks in all, hundreds at each
+                    priority=5,
+                    pinned=i % 50 == 0,
+                    source=Source(f"sess-{i % 4}", i, "main" if i % 2 else "fix/other", None, ()),
+                    tags=(),
+                    access_count=i % 2,
+                    last_accessed=None,
+                    created=created,
+                    updated=created if i % 7 else NOW,  # equal ranks and equal times too
+                    status=Status.ACTIVE,
+                    content_hash=content_hash(text),
+                )
+                store.insert_memory(m, "test", created)
+    settings = replace(Settings(), briefing_budget_tokens=budget)
+    with Cortex(Paths(root, home), settings, clock=lambda: NOW) as cx:
+        full = render_current(cx, indexed=False)
+        fast = render_current(cx)
+    assert fast.parts == full.parts
+    assert full.parts[next(iter(full.parts))].text
