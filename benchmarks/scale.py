@@ -7,7 +7,8 @@ the cache), it measures with the real local model (ONNX query path) and real sql
 - recall in process, warm (varied queries after one unrecorded call) and the first call of a
   process (model load included);
 - recall in a new process (`python -m cortex recall`, spawn to exit) with its peak RSS: cold;
-- the briefing render (what the worker does after each batch: gather, rank, render, write);
+- the briefing render (what the worker does after each batch: gather, rank, render, write), warm
+  and as the first render of a new process (a worker drains the queue after a turn and exits);
 - SessionStart end to end, as hooks/hooks.json runs it, with its peak RSS;
 - the worker's extraction per turn, warm (in process) and cold (a new process per turn), on a
   store marked consolidated (as one grown turn by turn is);
@@ -150,6 +151,30 @@ def measure_briefing(root: Path, home: Path, n: int, runs: int) -> Series:
         wall, cpu = _timed(lambda: refresh(root, home))
         series.ms.append(wall)
         series.cpu_ms.append(cpu)
+    return series
+
+
+FIRST_RENDER = """
+import json, sys, time
+from pathlib import Path
+from benchmarks.hooks import refresh
+import cortex.briefing.deliver  # imported before the clock starts: the render alone is timed
+cpu, start = time.process_time(), time.perf_counter()
+refresh(Path(sys.argv[1]), Path(sys.argv[2]))
+print(json.dumps({"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu}))
+"""
+
+
+def measure_first_briefing(root: Path, home: Path, n: int, runs: int) -> Series:
+    """The render as the worker does it after a turn: the first in a new process (no check of
+    a memory's text, no parsed time or tag list held from an earlier render), imports aside."""
+    series = Series("briefing render, first in a process", n, note="a new process's first refresh_briefing")
+    env = {**os.environ, "CORTEX_HOME": str(home), "PYTHONPATH": str(REPO)}
+    for _ in range(runs):
+        *_, out = _run_child([sys.executable, "-c", FIRST_RENDER, str(root), str(home)], env, root)
+        timed = json.loads(out.strip().splitlines()[-1])
+        series.ms.append(timed["wall"] * 1000)
+        series.cpu_ms.append(timed["cpu"] * 1000)
     return series
 
 
@@ -304,6 +329,7 @@ def measure_size(
     out = measure_recall(root, home, n, args.runs, args.process_runs)
     mark_consolidated(root, home)
     out.append(measure_briefing(root, home, n, max(args.runs // 6, 3)))
+    out.append(measure_first_briefing(root, home, n, 3))
     out.append(measure_session_start(root, home, n, args.runs, python))
     for s in measure_worker(root, home, args.turns, n):
         s.name = s.name.split(" (")[0]

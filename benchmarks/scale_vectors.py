@@ -29,7 +29,14 @@ from pathlib import Path
 
 from benchmarks.hooks import make_project
 from benchmarks.latency import Series, _environment, _home_with_model, publish
-from benchmarks.scale import SCALE_CACHE, measure_briefing, measure_recall, render, store_bytes
+from benchmarks.scale import (
+    SCALE_CACHE,
+    measure_briefing,
+    measure_first_briefing,
+    measure_recall,
+    render,
+    store_bytes,
+)
 
 OUT = Path(__file__).resolve().parent / "results" / "scale_vectors.md"
 WRITE_BATCH = 10_000
@@ -79,6 +86,7 @@ def measure(n: int, work: Path, home: Path, args: argparse.Namespace) -> tuple[l
     size = store_bytes(root)
     rows = measure_recall(root, home, n, args.runs, args.process_runs)
     rows.append(measure_briefing(root, home, n, max(args.runs // 6, 3)))
+    rows.append(measure_first_briefing(root, home, n, 3))
     cold = next(s for s in rows if s.name.startswith("recall, new process"))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     line = (
