@@ -33,7 +33,7 @@ RULE_TAG = "user-rule"
 # A sentence of the user's that sets a standing rule for the project.
 _RULE = re.compile(
     r"\b(?:always|never|don'?t ever|do not ever|from now on|every time|make sure (?:to|you)|"
-    r"must(?:n'?t)? (?:always|never|be|use|run)|instead of|rather than|not (?:\w+ )?directly|"
+    r"must(?:n'?t)? (?:always|never|be|use|run)|instead|rather than|not (?:\w+ )?directly|"
     r"no,? (?:use|do|we)|stop (?:using|doing))\b",
     re.IGNORECASE,
 )
@@ -132,8 +132,8 @@ def _rules(turn: Sequence[Message]) -> Found:
         for text in message.texts:
             if len(text) > MAX_RULE_PROMPT_CHARS:
                 continue
-            for sentence in _SENTENCE.split(text):
-                sentence = " ".join(sentence.split())
+            sentences = [" ".join(s.split()) for s in _SENTENCE.split(text)]
+            for index, sentence in enumerate(sentences):
                 words = word_count(sentence)
                 if not (MIN_RULE_WORDS <= words <= MAX_RULE_WORDS) or _QUESTION.search(sentence):
                     continue
@@ -146,7 +146,10 @@ def _rules(turn: Sequence[Message]) -> Found:
                         )
                     )
                 elif _RULE.search(sentence):
-                    rule = sentence[:MAX_RULE_CHARS]
+                    # A parenthesis right after the rule is its reason: "(hint: destroying
+                    # traceability is not it)".
+                    after = sentences[index + 1] if index + 1 < len(sentences) else ""
+                    rule = (f"{sentence} {after}" if after.startswith("(") else sentence)[:MAX_RULE_CHARS]
                     found.append(
                         (
                             _candidate(f"The user's rule: {rule}", MemoryType.PATTERN, RULE_TAG, 0.6, 6),

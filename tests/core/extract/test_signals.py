@@ -114,3 +114,16 @@ def test_todo_and_plan_inputs_reach_the_layer_redacted() -> None:
     found = extract_candidates([user("do it"), assistant(uses=(item,))], project_root=None, git=None)
     (note,) = [c for c in found if TODO_TAG in c.tags]
     assert secret not in note.content and "Rotate the token" in note.content
+
+
+def test_a_correction_with_instead_is_a_rule_and_keeps_its_parenthesised_reason() -> None:
+    # Real shape: the user stops a `git reset HEAD .` meant to tidy a commit.
+    prompt = (
+        "think about what you should do instead..... "
+        "(hint: destroying traceability and just fucking up is not it)"
+    )
+    ((candidate, _),) = extract_signals([user(prompt), assistant("ok")])
+    assert candidate.type is MemoryType.PATTERN
+    assert candidate.content == f"The user's rule: {prompt}"
+    # A sentence without the rule word is no rule.
+    assert extract_signals([user("please look over all the workflows we have today"), assistant("ok")]) == []
