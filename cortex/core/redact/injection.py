@@ -15,6 +15,7 @@ it is stored.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -103,6 +104,19 @@ def _fold(text: str) -> str:
 
 def score_instruction_like(text: str) -> tuple[str, ...]:
     """Why `text` reads like instructions to the model (empty when it reads like a note)."""
+    # Branch names, session ids, tags and paths repeat from note to note: each is read once.
+    return _score_short(text) if len(text) <= SHORT_TEXT else _score(text)
+
+
+SHORT_TEXT = 200  # characters: texts up to this long are remembered with their verdict
+
+
+@functools.lru_cache(maxsize=8_192)
+def _score_short(text: str) -> tuple[str, ...]:
+    return _score(text)
+
+
+def _score(text: str) -> tuple[str, ...]:
     reasons = []
     if _BIDI.search(text):
         reasons.append("bidi controls reorder the text")
