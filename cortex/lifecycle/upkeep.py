@@ -35,6 +35,7 @@ META_CONSOLIDATED_AT = "lifecycle.consolidated_at_extraction"
 META_CONSOLIDATED_ACTIVE = "lifecycle.consolidated_active"
 META_CONSOLIDATED_SEQ = "lifecycle.consolidated_journal_seq"
 META_TICKED_AT = "lifecycle.ticked_at"
+COSINE_BLOCK = 8_192  # pairs whose cosines are computed together
 TICK_EVERY = timedelta(hours=1)  # the rules count in days: the worker need not tick more often
 LIVE_STATUSES = ("active", "archived")
 
@@ -137,7 +138,7 @@ def tick(cx: Cortex, dry_run: bool = False) -> TickReport:
 def _pair_cosines(
     blobs: Mapping[str, bytes], pairs: Sequence[tuple[str, str]]
 ) -> dict[tuple[str, str], float]:
-    """Cosine of each pair's stored float32 vectors, all pairs in one matrix operation.
+    """Cosine of each pair's stored float32 vectors, a block of pairs per matrix operation.
 
     A first whole-store run can have tens of thousands of candidate pairs; one Python loop per
     pair over 384 floats made it quadratic in practice (129 s at 10,000 memories).
@@ -146,11 +147,19 @@ def _pair_cosines(
 
     ids = list(blobs)
     row = {mid: i for i, mid in enumerate(ids)}
-    unit = unit_rows([blobs[mid] for mid in ids], dtype="float64")
+    unit = np.empty((len(ids), len(blobs[ids[0]]) // 4), dtype=np.float64)
+    for k in range(0, len(ids), COSINE_BLOCK):  # row by row as one call, without its copies of all
+        part = ids[k : k + COSINE_BLOCK]
+        unit[k : k + len(part)] = unit_rows([blobs[mid] for mid in part], dtype="float64")
     left = np.fromiter((row[a] for a, _ in pairs), dtype=np.intp, count=len(pairs))
     right = np.fromiter((row[b] for _, b in pairs), dtype=np.intp, count=len(pairs))
-    dots = np.einsum("ij,ij->i", unit[left], unit[right])
-    return {pair: float(c) for pair, c in zip(pairs, dots, strict=True)}
+    dots = np.concatenate(  # a block of pairs at a time: bounded memory
+        [
+            np.einsum("ij,ij->i", unit[left[k : k + COSINE_BLOCK]], unit[right[k : k + COSINE_BLOCK]])
+            for k in range(0, len(pairs), COSINE_BLOCK)
+        ]
+    )
+    return {pair: float(c) for pair, c in zip(pairs, dots.tolist(), strict=True)}
 
 
 def read_cosines(
@@ -178,7 +187,11 @@ def plan_store(cx: Cortex, store: StoreAdmin, *, since_seq: int | None = None) -
     pairs = pairs_of.candidate_pairs(cx, store, probes) if probes is None or probes else []
     involved = sorted({i for p in pairs for i in (p.a, p.b)})
     memories = list(store.get_many(involved).values())
-    cosines = read_cosines(cx, store, merging.pairs_needing_cosine(memories, pairs))
+    # Every same-type pair's cosine, read in one pass: the plan asks the paraphrase rules only
+    # of pairs that reach the duplicate cosine, so it equals the plan made from the cosines of
+    # `merging.pairs_needing_cosine` alone, without running those rules on every pair first.
+    kinds = {m.id: m.type for m in memories}
+    cosines = read_cosines(cx, store, [p for p in pairs if kinds.get(p.a, 0) == kinds.get(p.b, 1)])
     edges = {(e.source, e.target, e.type): e for e in store.edges(involved)}
     edges.update({(e.source, e.target, e.type): e for e in store.edges(status=EdgeStatus.SUGGESTED.value)})
     ordered = [edges[k] for k in sorted(edges, key=lambda k: (k[0], k[1], k[2].value))]

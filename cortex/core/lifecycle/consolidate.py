@@ -16,6 +16,7 @@ edge to each; their other links move to the keeper.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -221,11 +222,16 @@ def _merge(members: Sequence[Memory], similarity: float, edges: Sequence[Edge], 
 
 
 def _contradictions(
-    by_id: Mapping[str, Memory], pairs: Sequence[SimilarPair], edges: Sequence[Edge], gone: set[str]
+    by_id: Mapping[str, Memory],
+    pairs: Sequence[SimilarPair],
+    order: Sequence[int],
+    edges: Sequence[Edge],
+    gone: set[str],
 ) -> list[Contradiction]:
     linked = {pair_key(e.source, e.target) for e in edges if e.type == EdgeType.CONTRADICTS}
     found = []
-    for p in pairs:
+    for k in order:
+        p = pairs[k]
         a, b = by_id[p.a], by_id[p.b]
         if p.a in gone or p.b in gone or pair_key(p.a, p.b) in linked or not _flips(a, b):
             continue
@@ -233,8 +239,36 @@ def _contradictions(
         if overlap < CONTRADICTION_JACCARD:
             continue
         newer, older = (a, b) if (a.created, a.id) > (b.created, b.id) else (b, a)
-        found.append(Contradiction(newer, older, round(overlap, 4)))
-    return found
+        found.append((k, Contradiction(newer, older, round(overlap, 4))))
+    return [c for _, c in sorted(found, key=lambda x: x[0])]
+
+
+def _nearby_first(pairs: Sequence[SimilarPair]) -> list[int]:
+    """Positions of `pairs` in breadth-first order of the graph they form.
+
+    The rules read each text's words, stems and signature through small per-text caches; in
+    this order most pairs find both texts still cached (at 100,000 memories the given order
+    computed them about twice as often). Results never depend on the order.
+    """
+    near: dict[str, list[str]] = {}
+    for p in pairs:
+        near.setdefault(p.a, []).append(p.b)
+        near.setdefault(p.b, []).append(p.a)
+    rank: dict[str, int] = {}
+    for start in near:
+        if start in rank:
+            continue
+        rank[start] = len(rank)
+        queue = deque([start])
+        while queue:
+            for other in near[queue.popleft()]:
+                if other not in rank:
+                    rank[other] = len(rank)
+                    queue.append(other)
+    return sorted(
+        range(len(pairs)),
+        key=lambda k: (max(rank[pairs[k].a], rank[pairs[k].b]), min(rank[pairs[k].a], rank[pairs[k].b])),
+    )
 
 
 def plan_consolidation(
@@ -256,8 +290,10 @@ def plan_consolidation(
         pairs = find_similar_pairs([text_of(m) for m in live])
     pairs = [p for p in pairs if p.a in by_id and p.b in by_id]
     cos = cosines or {}
+    order = _nearby_first(pairs)
     links = []
-    for p in pairs:
+    for k in order:
+        p = pairs[k]
         a, b = by_id[p.a], by_id[p.b]
         if a.type != b.type or a.type in UNMERGEABLE_TYPES:
             continue
@@ -267,15 +303,18 @@ def plan_consolidation(
             links.append((p.a, p.b, score))
     links.sort(key=lambda x: (-x[2], x[0], x[1]))
     merges = []
+    ends: dict[str, list[int]] = {}  # memory id -> positions of its edges in `edges`
+    for k, e in enumerate(edges):
+        ends.setdefault(e.source, []).append(k)
+        ends.setdefault(e.target, []).append(k)
     for ids, weakest in _clusters(links):
         members = _keeps_every_fact([by_id[i] for i in ids])
         if len(members) < 2:
             continue
-        ids = [m.id for m in members]
-        touching = [e for e in edges if e.source in ids or e.target in ids]
+        touching = [edges[k] for k in sorted({k for m in members for k in ends.get(m.id, ())})]
         merges.append(_merge(members, weakest, touching, now))
     gone = {m.id for mg in merges for m in mg.absorbed}
-    contradictions = _contradictions(by_id, pairs, edges, gone)
+    contradictions = _contradictions(by_id, pairs, order, edges, gone)
     new_edges = tuple(
         Edge(c.newer.id, c.older.id, EdgeType.CONTRADICTS, c.overlap, EdgeStatus.SUGGESTED, now)
         for c in contradictions
