@@ -18,8 +18,11 @@ _MARKER_OPEN = re.compile(r"<!--|-->")
 def plain_line(value: str, limit: int) -> str:
     """`value` as one plain line: no control, invisible or line-break characters, comment
     markers defused, spaces collapsed, at most `limit` characters."""
-    text = INVISIBLE.sub("", unicodedata.normalize("NFC", value))
-    text = "".join(" " if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text)
+    if value.isascii() and value.isprintable():  # the common case: nothing to normalise or blank
+        text = value
+    else:
+        text = INVISIBLE.sub("", unicodedata.normalize("NFC", value))
+        text = "".join(" " if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text)
     while _MARKER_OPEN.search(text):  # `<!---` would close up again after one pass
         text = _MARKER_OPEN.sub(lambda m: "<!-" if m.group(0) == "<!--" else "->", text)
     text = _SPACE_RUN.sub(" ", text).strip()
