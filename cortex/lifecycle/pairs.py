@@ -148,7 +148,9 @@ def _codes(left: list[Any], right: list[Any], n: int) -> Any:
 
 
 # -- from the store's indexes -------------------------------------------------------------------
-def _word_groups(store: WordSearch, ws: set[str], threshold: float) -> list[tuple[str, ...]] | None:
+def _word_groups(
+    store: WordSearch, ws: set[str], threshold: float, counted: dict[str, int]
+) -> list[tuple[str, ...]] | None:
     """Word groups such that a memory overlapping `ws` by `threshold` holds every word of one.
 
     It shares all but `spare = |ws| - ceil(threshold * |ws|)` of the words, so it holds at
@@ -163,15 +165,18 @@ def _word_groups(store: WordSearch, ws: set[str], threshold: float) -> list[tupl
     size = 1
     while spare + size + 1 <= len(asked) and math.comb(spare + size + 1, size + 1) <= MAX_WORD_QUERIES:
         size += 1
-    counts = store.word_counts(asked, WORD_COUNT_CAP)
-    rarest = sorted(asked, key=lambda w: (counts.get(w, 0), -len(w), w))[: spare + size]
+    unknown = [w for w in asked if w not in counted]  # probes of one run share many words
+    counted.update(store.word_counts(unknown, WORD_COUNT_CAP) if unknown else {})
+    rarest = sorted(asked, key=lambda w: (counted.get(w, 0), -len(w), w))[: spare + size]
     return list(itertools.combinations(rarest, size))
 
 
-def _sharing(store: WordSearch, ws: set[str], threshold: float, kind: str, flip: bool) -> list[Text] | None:
+def _sharing(
+    store: WordSearch, ws: set[str], threshold: float, kind: str, flip: bool, counted: dict[str, int]
+) -> list[Text] | None:
     """Memories of type `kind` that may overlap `ws` by `threshold` (a superset; with `flip`,
     only those that may hold a polarity word `ws` lacks, when it has none); None: ask them all."""
-    groups = _word_groups(store, ws, threshold)
+    groups = _word_groups(store, ws, threshold, counted)
     if groups is None:
         return None
     required = sorted(POLARITY_WORDS) if flip and not ws & POLARITY_WORDS else []
@@ -215,14 +220,16 @@ def _from_store(cx: Cortex, store: StoreAdmin, probes: Collection[str]) -> dict[
     vectors = store.read_vectors(index.name, [m.id for m in mine]) if index else {}
     whole: list[Text] | None = None
     found: dict[tuple[str, str], float] = {}
+    counted: dict[str, int] = {}
+    sets: dict[str, frozenset[str]] = {}  # candidates' words, read once for every probe
     for m in mine:
         ws = frozenset(words(m.content))
         kind = m.type.value
         near = _nearest(store, index, vectors[m.id]) if index is not None and m.id in vectors else set()
         lexical = flipping = None
         if isinstance(store, WordSearch):
-            lexical = _sharing(store, set(ws), NEAR_DUPLICATE_JACCARD, kind, flip=False)
-            flipping = _sharing(store, set(ws - POLARITY_WORDS), CONTRADICTION_JACCARD, kind, flip=True)
+            lexical = _sharing(store, set(ws), NEAR_DUPLICATE_JACCARD, kind, False, counted)
+            flipping = _sharing(store, set(ws - POLARITY_WORDS), CONTRADICTION_JACCARD, kind, True, counted)
         if lexical is None or flipping is None:
             whole = store.active_texts() if whole is None else whole
             others = [(t.id, t.type, t.content) for t in whole]
@@ -235,7 +242,10 @@ def _from_store(cx: Cortex, store: StoreAdmin, probes: Collection[str]) -> dict[
             key = pair_key(m.id, oid)
             if oid == m.id or otype != kind or key in found:
                 continue
-            score = _can_matter(ws, frozenset(words(content)), oid in near)
+            theirs = sets.get(oid)
+            if theirs is None:
+                theirs = sets[oid] = frozenset(words(content))
+            score = _can_matter(ws, theirs, oid in near)
             if score is not None:
                 found[key] = score
     return found
