@@ -10,13 +10,13 @@ most its types' share, moment what stable leaves, so together they never exceed 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from cortex.core.briefing.quarantine import is_withheld
+from cortex.core.briefing.repeats import entry_words, find_echoes
 from cortex.core.briefing.text import (
     MAX_ENTRY_CHARS,
     MAX_STALE_LISTED,
@@ -42,8 +42,6 @@ MAX_STALE_IDS = 100  # stale ids a part lists (a store can hold thousands); it c
 MAX_EDIT_NOTES = 3  # "Edited a.py, b.py" notes: where the work was lately, not a history
 PINNED_MAX_SHARE = 0.5  # pinned notes lead, but cannot crowd out every type
 DEFAULT_WEIGHTS = BriefingWeights()
-ECHO_SHARE = 0.8  # an entry with this share of its words in a fuller shown entry repeats it
-_WORD = re.compile(r"\w{3,}")
 _NO_NOTES: Mapping[str, str] = {}
 
 
@@ -184,44 +182,17 @@ def _pack(candidates: Sequence[Memory], entries: dict[str, str], tokens: int, ch
     return taken | {m.id for p in packed.values() for m in p.kept}
 
 
-def _words(entry: str) -> frozenset[str]:
-    """The words of an entry's text (its attribution line left out), lower-cased."""
-    return frozenset(_WORD.findall(entry.partition("\n")[2].lower()))
-
-
-def _repeats(mine: frozenset[str], theirs: frozenset[str]) -> bool:
-    """Whether nearly all of `mine` is in `theirs`."""
-    return bool(mine) and len(mine & theirs) >= ECHO_SHARE * len(mine)
-
-
-def _echoes(shown: Sequence[Memory], words: Mapping[str, frozenset[str]]) -> set[str]:
-    """Ids of shown entries that another shown entry already says: nearly all their words are
-    in one that has more words (of two the same size, the one ranked higher stays)."""
-    out: set[str] = set()
-    for i, a in enumerate(shown):
-        mine = words[a.id]
-        if not mine:
-            continue
-        for j, b in enumerate(shown):
-            theirs = words[b.id]
-            fuller = len(theirs) > len(mine) or (len(theirs) == len(mine) and j < i)
-            if j != i and fuller and _repeats(mine, theirs):
-                out.add(a.id)
-                break
-    return out
-
-
 def _pack_distinct(
     candidates: Sequence[Memory], entries: dict[str, str], tokens: int, chars: int
 ) -> list[Memory]:
     """The candidates that fit (`_pack`), in rank order, none repeating another shown entry: an
     echo gives its place to the next candidate, so the budget goes to what is not said yet."""
-    words = {m.id: _words(entries[m.id]) for m in candidates}
+    words = {m.id: entry_words(entries[m.id]) for m in candidates}
     pool = list(candidates)
     while True:
         fitted = _pack(pool, entries, tokens, chars)
         shown = [m for m in pool if m.id in fitted]
-        echoes = _echoes(shown, words)
+        echoes = find_echoes(shown, words)
         if not echoes:
             return shown
         pool = [m for m in pool if m.id not in echoes]
