@@ -36,7 +36,7 @@ from cortex.core.write.state import state_tag
 
 MIN_EXPLANATION_WORDS = 6
 MIN_CHANGE_WORDS = 3
-EXPLANATION_WINDOW = 3  # messages after a failure where the assistant says why it failed
+EXPLANATION_WINDOW = 3  # assistant messages after a failure where it says why it failed
 MAX_FIX_COMMANDS = 2
 MAX_ERROR_LINES = 3
 MAX_ERROR_CHARS = 300
@@ -53,6 +53,7 @@ _ERROR_WORDS = re.compile(
     re.IGNORECASE,
 )
 _NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
+_TIMED_OUT = re.compile(r"(?:Error: )?Command timed out", re.IGNORECASE)
 _WARNING = re.compile(r"^\W*warn(?:ing)?\b", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal colours in a command's output
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
@@ -179,11 +180,13 @@ def extract_failures(messages: Sequence[Message]) -> Found:
         elif error and not is_test_run(shown):
             # Not retried as such: the fix was another command or an edit. The assistant's
             # next words say why it failed; without them the failure is noise.
-            window = messages[start : start + EXPLANATION_WINDOW]
-            wider = messages[start : start + 2 * EXPLANATION_WINDOW]
+            window = _answers(messages, start, EXPLANATION_WINDOW)
+            wider = _answers(messages, start, 2 * EXPLANATION_WINDOW)
             ran = _fix_commands(calls[index + 1 :], wider[-1], shown) if wider else []
-            # Without a why, what the assistant set out to change, when a command then changed it.
-            why = _explanation(window) or (_change(window) if ran else "")
+            # Without a why, what the assistant set out to change, when a command then changed it
+            # (a run that timed out has no outcome: nothing was there to change).
+            timed_out = _TIMED_OUT.match(use.result.content.strip()) is not None
+            why = _explanation(window) or (_change(window) if ran and not timed_out else "")
             if why:
                 reported.add((shown, error))
                 content = f"`{shown}` failed ({error}); {why}{_ran(ran, True)}"
@@ -219,7 +222,7 @@ def _hook_blocks(calls: Sequence[tuple[ToolUse, Message]], messages: Sequence[Me
         command = _command(use)
         what = f"`{render_command(command)}`" if command else use.name
         start = position[id(message)] + 1
-        window = messages[start : start + EXPLANATION_WINDOW]
+        window = _answers(messages, start, EXPLANATION_WINDOW)
         alternatives = _fix_commands(calls[index + 1 :], window[-1] if window else None, command or "")
         instead = f"; done instead with `{alternatives[0]}`" if alternatives else ""
         content = f"A project hook{by} blocks {what}: {reason}{instead}"
@@ -234,6 +237,18 @@ def _block_reason(text: str) -> str:
     lines = [ln for ln in lines if ln]
     said = [ln for ln in lines if _BLOCKED.search(ln)]
     return clip((said or lines[-1:] or [""])[0], 200)
+
+
+def _answers(messages: Sequence[Message], start: int, count: int) -> Sequence[Message]:
+    """The messages from `start` through the `count`-th assistant message (tool results between
+    them do not use up the window)."""
+    seen = 0
+    for end in range(start, len(messages)):
+        if messages[end].role is Role.ASSISTANT:
+            seen += 1
+            if seen == count:
+                return messages[start : end + 1]
+    return messages[start:]
 
 
 def _as_failed(result: ToolResult) -> ToolResult:
@@ -323,7 +338,7 @@ def _change(messages: Sequence[Message]) -> str:
         m = _CHANGE.match(sentence.strip().rstrip(":.!").strip())
         if m is None:
             continue
-        what = m.group("what").strip()
+        what = re.sub(r"^(?:also|now|then|just)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
         if len(what.split()) >= MIN_CHANGE_WORDS and not _LOOKING.match(what) and not is_guess(what):
             return clip(what, 200)
     return ""

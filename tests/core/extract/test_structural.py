@@ -470,3 +470,28 @@ def test_a_failure_fixed_another_way_names_the_change_when_a_command_made_it() -
     )
     # Without a command that changed something, what it set out to do is no fix.
     assert not [c for c in run(*messages[:4]) if c.type is MemoryType.GOTCHA]
+    # Tool results between the assistant's messages do not use up the window (the real record
+    # shape: each call's result is a user message of its own).
+    results = [user(), user(), user()]
+    spaced = [
+        messages[0],
+        messages[1],
+        results[0],
+        messages[2],
+        results[1],
+        messages[3],
+        results[2],
+        messages[4],
+    ]
+    assert [c for c in run(*spaced) if c.type is MemoryType.GOTCHA]
+
+
+def test_a_timed_out_run_gets_no_fix_from_what_the_assistant_does_next() -> None:
+    timed_out = bash("nix flake check --cores 4", "Command timed out after 2m 0.0s", error=True, tid="1")
+    messages = [
+        user("verify"),
+        assistant(uses=(timed_out,)),
+        assistant("Let me also verify the module evaluation works correctly:"),
+        assistant("Let me regenerate the lock file:", uses=(bash("nix flake update", "", tid="2"),)),
+    ]
+    assert not [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
