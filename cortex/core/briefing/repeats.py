@@ -23,17 +23,17 @@ def _repeats(mine: frozenset[str], theirs: frozenset[str]) -> bool:
 
 
 def find_echoes(shown: Sequence[Memory], words: Mapping[str, frozenset[str]]) -> set[str]:
-    """Ids of shown entries that another shown entry already says: nearly all their words are
-    in one that has more words (of two the same size, the one ranked higher stays)."""
+    """Ids of shown entries (in rank order) that an entry ranked above them already says: nearly
+    all their words are in it and it has at least as many. A note never gives its place to one
+    ranked below it (a used gotcha to a stale context note that quotes it)."""
     out: set[str] = set()
     for i, a in enumerate(shown):
         mine = words[a.id]
         if not mine:
             continue
-        for j, b in enumerate(shown):
+        for b in shown[:i]:
             theirs = words[b.id]
-            fuller = len(theirs) > len(mine) or (len(theirs) == len(mine) and j < i)
-            if j != i and fuller and _repeats(mine, theirs):
+            if len(theirs) >= len(mine) and _repeats(mine, theirs):
                 out.add(a.id)
                 break
     return out

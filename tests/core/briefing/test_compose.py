@@ -392,9 +392,14 @@ def test_a_note_that_repeats_a_fuller_shown_note_gives_its_place_to_the_next() -
         len(render_briefing([items[0], other, items[2]], now=NOW, branch=None, budget_tokens=tight).shown)
         == 2
     )
-    # Ranked above the fuller note, the echo gives way all the same.
+    # Ranked above the fuller note (more used, or of a type that ranks higher), the shorter note
+    # keeps its place: a note never gives way to one ranked below it.
     first = [replace(items[1], priority=10), *items[::2]]
-    assert render_briefing(first, now=NOW, branch=None, budget_tokens=tight).shown == ("fuller", "next")
+    assert render_briefing(first, now=NOW, branch=None, budget_tokens=10_000).shown == (
+        "echo",
+        "fuller",
+        "next",
+    )
 
 
 def test_of_two_notes_saying_the_same_the_higher_ranked_stays() -> None:
