@@ -70,6 +70,7 @@ print(json.dumps(marks))
 # tokenizers, the session (with cortex's options) and one query: what any new process that embeds
 # a query with this model pays before it can search.
 _FLOOR = r"""
+import os
 import sys
 from pathlib import Path
 import numpy as np
@@ -88,6 +89,8 @@ ids = np.array([enc.ids], dtype=np.int64)
 feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
 names = {i.name for i in session.get_inputs()}
 session.run(None, {k: v for k, v in feeds.items() if k in names})
+sys.stdout.flush()
+os._exit(0)  # as `cortex recall` ends: no interpreter teardown
 """
 
 

@@ -1,5 +1,6 @@
 """Briefing entries that repeat another: nearly all of an entry's words already in a fuller
-entry shown beside it. Pure."""
+entry shown beside it, and nothing that tells the two facts apart (a number, a negation, an
+identifier, a name: the write gate's test of what a merge would lose). Pure."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from cortex.core.model import Memory
+from cortex.core.write.distinct import lost_by_merge
 
 ECHO_SHARE = 0.8  # an entry with this share of its words in a fuller shown entry repeats it
 _WORD = re.compile(r"\w{3,}")
@@ -25,7 +27,8 @@ def _repeats(mine: frozenset[str], theirs: frozenset[str]) -> bool:
 def find_echoes(shown: Sequence[Memory], words: Mapping[str, frozenset[str]]) -> set[str]:
     """Ids of shown entries (in rank order) that an entry ranked above them already says: nearly
     all their words are in it and it has at least as many. A note never gives its place to one
-    ranked below it (a used gotcha to a stale context note that quotes it)."""
+    ranked below it (a used gotcha to a stale context note that quotes it), nor to one that
+    states another fact in the same words ("retries for 24 hours" / "for 72 hours")."""
     out: set[str] = set()
     for i, a in enumerate(shown):
         mine = words[a.id]
@@ -33,7 +36,11 @@ def find_echoes(shown: Sequence[Memory], words: Mapping[str, frozenset[str]]) ->
             continue
         for b in shown[:i]:
             theirs = words[b.id]
-            if len(theirs) >= len(mine) and _repeats(mine, theirs):
+            if (
+                len(theirs) >= len(mine)
+                and _repeats(mine, theirs)
+                and not lost_by_merge(b.content, a.content)
+            ):
                 out.add(a.id)
                 break
     return out

@@ -370,10 +370,15 @@ def test_a_note_is_named_by_branch_only_where_the_branch_says_something() -> Non
 
 
 def test_a_note_that_repeats_a_fuller_shown_note_gives_its_place_to_the_next() -> None:
-    fuller = "Gotcha: `nix flake check` fails when flake.nix is not tracked by git; fix: git add it first"
+    fuller = "Gotcha: `nix flake check` needs flake.nix tracked by git; fix: git add it first"
     items = [
         mem("fuller", fuller, T.GOTCHA, priority=9),
-        mem("echo", "flake.nix is not tracked by git; fix: git add it first", T.GOTCHA, priority=8),
+        mem(
+            "echo",
+            "`nix flake check` needs flake.nix tracked by git, so git add it first",
+            T.GOTCHA,
+            priority=8,
+        ),
         mem("next", "Gotcha: the VM test needs 2 GB of memory or it hangs at boot", T.GOTCHA, priority=1),
     ]
     roomy = render_briefing(items, now=NOW, branch=None, budget_tokens=10_000)
@@ -399,6 +404,28 @@ def test_a_note_that_repeats_a_fuller_shown_note_gives_its_place_to_the_next() -
         "echo",
         "fuller",
         "next",
+    )
+
+
+def test_a_note_that_differs_from_a_fuller_one_in_a_number_or_a_negation_stays() -> None:
+    fuller = "The payment provider retries webhooks for 72 hours, so our side never retries them at all"
+    items = [
+        mem("fuller", fuller, T.DECISION, priority=9),
+        mem(
+            "hours",
+            "The payment provider retries webhooks for 24 hours, so our side never retries",
+            T.DECISION,
+        ),
+        mem(
+            "negated",
+            "The payment provider retries webhooks for 72 hours, so our side retries them",
+            T.DECISION,
+        ),
+    ]
+    assert render_briefing(items, now=NOW, branch=None, budget_tokens=10_000).shown == (
+        "fuller",
+        "hours",
+        "negated",
     )
 
 
