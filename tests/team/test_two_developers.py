@@ -73,8 +73,16 @@ def test_a_shared_decision_reaches_the_other_clone_attributed(team: list[Develop
     text = briefing(bob)
     assert decision.id in text and progress.id not in text
     line = next(x for x in text.splitlines() if decision.id in x)
-    assert "team" in line and "by Ada <ada@example.invalid>" in line and "branch main" in line
+    assert "team" in line and "by Ada <ada@example.invalid>" in line
+    assert "branch" not in line  # a briefing leaves the default branch unsaid
     runner = CliRunner()
+    said = runner.invoke(
+        cli,
+        ["-C", str(bob.root), "recall", "job queue advisory locks"],
+        env={**bob.env(), "CORTEX_EMBEDDER": "none"},
+    )
+    assert said.exit_code == 0, said.output
+    assert "team · by Ada <ada@example.invalid> · branch main" in said.output  # recall says it all
     out = runner.invoke(
         cli,
         ["-C", str(bob.root), "recall", "--json", "job queue advisory locks"],
