@@ -40,22 +40,23 @@ def _date(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d") if value else "?"
 
 
-def attribution(m: Memory) -> str:
-    """`id · type · date · branch · source` line for a memory."""
+def attribution(m: Memory, *, show_branch: bool = True, show_status: bool = True) -> str:
+    """`id · type · date · branch · source` line for a memory; a briefing leaves out the branch
+    where it goes without saying and the status (it shows active notes)."""
     parts = [m.id, m.type.value, _date(m.created)]
     if m.scope.value in ("global", "team"):
         parts.append(m.scope.value)
     by = next((t.removeprefix(SHARED_BY) for t in m.tags if t.startswith(SHARED_BY)), "")
     if by and m.scope.value == "team":
         parts.append(f"by {by}")
-    if m.source.branch:
+    if show_branch and m.source.branch:
         parts.append(f"branch {m.source.branch}")
     if m.source.session_id:
         parts.append(f"session {m.source.session_id[:8]}")
     if m.source.files:
         files = ", ".join(m.source.files[:3]) + (" …" if len(m.source.files) > 3 else "")
         parts.append(f"files {files}")
-    if m.status.value != "active":
+    if show_status and m.status.value != "active":
         parts.append(m.status.value)
     if m.pinned:
         parts.append("pinned")

@@ -11,7 +11,7 @@ from cortex.core.budget import truncation_note
 from cortex.core.extract.transcript import BRIEFING_MARKER
 from cortex.core.model import Memory, Status
 from cortex.core.redact.plain import display_field
-from cortex.core.render import SHARED_BY, fence
+from cortex.core.render import attribution, fence
 from cortex.core.write.state import branch_key
 
 MAX_ENTRY_CHARS = 520  # enough for a note's specifics past its first sentence; `cortex get ID` shows all
@@ -57,22 +57,8 @@ def entry_attribution(m: Memory, here: str | None) -> str:
     """`id · type · date · source` for a briefing entry (`core.render.attribution`, less what
     goes without saying): a branch is named only where it is not the one the part is for, and
     the default branch (a detached `HEAD` included) is never named. `cortex get ID` shows all."""
-    parts = [m.id, m.type.value, m.created.strftime("%Y-%m-%d")]
-    if m.scope.value in ("global", "team"):
-        parts.append(m.scope.value)
-    by = next((t.removeprefix(SHARED_BY) for t in m.tags if t.startswith(SHARED_BY)), "")
-    if by and m.scope.value == "team":
-        parts.append(f"by {by}")
-    if branch_key(m.source.branch) not in ("", branch_key(here)):
-        parts.append(f"branch {m.source.branch}")
-    if m.source.session_id:
-        parts.append(f"session {m.source.session_id[:8]}")
-    if m.source.files:
-        files = ", ".join(m.source.files[:3]) + (" …" if len(m.source.files) > 3 else "")
-        parts.append(f"files {files}")
-    if m.pinned:
-        parts.append("pinned")
-    return " · ".join(parts)
+    named = branch_key(m.source.branch) not in ("", branch_key(here))
+    return attribution(m, show_branch=named, show_status=False)
 
 
 def _displayable(memory: Memory) -> Memory:
