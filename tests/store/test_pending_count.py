@@ -97,3 +97,36 @@ def test_recalls_access_counts_keep_the_count_and_other_writes_beside_them_do_no
         store.record_access([c.id], T0, "test")
         store.update_memory(c, replace(c, status=Status.SUPERSEDED), "test", T0, "supersede")
     assert store.count_unembedded(table) == 2 == len(store.unembedded(table))
+
+
+def test_the_count_is_the_length_of_the_queue_whatever_holds_a_vector(
+    opened: Callable[[], StoreAdmin], make_memory: Callable[..., Memory]
+) -> None:
+    from cortex.core.model import MemoryType
+
+    store = opened()
+    if not store.vectors:
+        pytest.skip(f"this store cannot hold vectors here: {store.vector_note}")
+    made = [
+        make_memory(f"note {status.value} {kind.value} {with_vector}", status=status, type=kind)
+        for status in Status
+        for kind in (MemoryType.DECISION, MemoryType.CODE)
+        for with_vector in (False, True)
+    ]
+    put(store, *made)
+    with store.transaction():
+        table = store.ensure_vector_index("fake-4", 4, T0)
+        other = store.ensure_vector_index("other-4", 4, T0)
+        # A vector kept for a superseded, pruned or code memory is no vector of a pending one.
+        store.write_vectors(table, [(m.id, pack([1, 0, 0, 0])) for m in made if m.content.endswith("True")])
+        store.write_vectors(other, [(m.id, pack([0, 1, 0, 0])) for m in made])  # another embedder's
+    expected = [
+        m.id
+        for m in made
+        if m.status in (Status.ACTIVE, Status.ARCHIVED)
+        and m.type is not MemoryType.CODE
+        and m.content.endswith("False")
+    ]
+    assert len(expected) == 2 and sorted(store.unembedded(table)) == sorted(expected)
+    assert store.count_unembedded(table) == 2
+    assert store.count_unembedded(None) == 4  # no index yet: every embeddable memory waits
