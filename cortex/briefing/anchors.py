@@ -24,9 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cortex.briefing.stale import _relative_path as relative_path
+from cortex.briefing.stale import read_gone_paths as stale_gone_paths
 from cortex.core.code.anchors import Anchor, AnchorCheck, AnchorState, describe, symbol_hash
 from cortex.shell import git, git_objects
-from cortex.store.port import MemoryStore
+from cortex.store.port import BriefingReads, MemoryStore
 
 log = logging.getLogger("cortex.briefing.anchors")
 
@@ -251,6 +252,29 @@ def read_gone_paths(
         f: r if r and r in blobs and blobs[r] is None and not (root / r).exists() else None
         for f, r in rel.items()
     }
+
+
+def read_stale(
+    stores: Sequence[BriefingReads], root: Path, cache_file: Path | None, limit: int
+) -> tuple[int, list[str], dict[str, str | None]]:
+    """(how many active memories are stale, the first `limit` of their ids store by store and
+    newest first, what `stale.read_gone_paths` says of every path): stale memories name only
+    files gone from both the work tree and HEAD (`stale.read_stale_ids`). Whether a file is at
+    HEAD comes from the blob ids cached for HEAD (`read_gone_paths`) when there is a HEAD, so a
+    briefing render at an unchanged HEAD starts no git process (two before: ~10 ms of CPU each
+    to start from a worker holding a large store); without one, as `stale.read_gone_paths`."""
+    head = cache_file is not None and git.read_head_ref(root).sha
+    count, first, gone_all = 0, [], {}
+    for s in stores:
+        paths = s.brief_paths()
+        gone = read_gone_paths(root, paths, cache_file) if head and paths else stale_gone_paths(root, paths)
+        gone_all.update(gone)
+        n, ids = s.brief_stale(
+            [f for f, r in gone.items() if r is not None], [f for f, r in gone.items() if r is None], limit
+        )
+        count += n
+        first.extend(ids)
+    return count, first[:limit], gone_all
 
 
 def marks(checks: Mapping[str, Sequence[AnchorCheck]]) -> dict[str, str]:

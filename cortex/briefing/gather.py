@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from cortex.briefing.stale import flag_stale, read_gone_paths
+from cortex.briefing import anchors
+from cortex.briefing.stale import flag_stale
 from cortex.core.briefing.compose import (
     BUCKET_OF,
     MAX_STALE_IDS,
@@ -318,10 +319,17 @@ def _micros(t: datetime) -> int:
 
 
 def read_pool(
-    stores: Sequence[object], root: Path, *, branch: str | None, weights: BriefingWeights, budget_tokens: int
+    stores: Sequence[object],
+    root: Path,
+    *,
+    branch: str | None,
+    weights: BriefingWeights,
+    budget_tokens: int,
+    cache_file: Path | None = None,
 ) -> Pool | None:
     """The memories of `stores` the briefing can reach and the facts about the rest, read by
-    index; None when a store lacks the index reads or the weights are not the key's."""
+    index; None when a store lacks the index reads or the weights are not the key's. `cache_file`:
+    the anchors' cache (`anchors.cache_path`), whose blob ids at HEAD say which files are gone."""
     scale = _key_scale(weights)
     if scale is None or not all(isinstance(s, BriefingReads) for s in stores):
         return None
@@ -339,7 +347,7 @@ def read_pool(
         for bucket in ("pinned", *PART_BUCKETS[part]):
             reader.read_bucket(part, bucket, part_branch, max_log[part], budget)
     briefed = [t.value for t in MemoryType if t in BUCKET_OF]
-    stale_count, stale_first, gone = _stale(reader, root)
+    stale_count, stale_first, gone = _stale(reader, root, cache_file)
     last = _last_session(readers, briefed)
     facts = StoreFacts(eligible, max_log, last, stale_count, tuple(stale_first))
     total = sum(n for by_key in counts for (t, _, _), n in by_key.items() if t in briefed)
@@ -366,27 +374,14 @@ def _count(
     return total
 
 
-def _stale(reader: _Reader, root: Path) -> tuple[int, list[str], dict[str, str | None]]:
-    """(how many active memories are stale, the first `MAX_STALE_IDS` of their ids store by store
-    and newest first, what `read_gone_paths` says of every path): stale memories name only files
-    gone from both the work tree and HEAD (`read_stale_ids`). The first few join the pool."""
-    count, first, gone_all = 0, [], {}
-    for s in reader.stores:
-        gone = read_gone_paths(root, s.brief_paths())
-        gone_all.update(gone)
-        n, ids = s.brief_stale(
-            [f for f, r in gone.items() if r is not None],
-            [f for f, r in gone.items() if r is None],
-            MAX_STALE_IDS,
-        )
-        count += n
-        first.extend(ids)
-    first = first[:MAX_STALE_IDS]
+def _stale(reader: _Reader, root: Path, cache: Path | None) -> tuple[int, list[str], dict[str, str | None]]:
+    """`anchors.read_stale` of the stores; the first few stale memories join the pool."""
+    count, first, gone = anchors.read_stale(reader.stores, root, cache, MAX_STALE_IDS)
     for i, s in enumerate(reader.stores):
         for m in s.get_many(first[:MAX_STALE_LISTED]).values():
             reader.store_of.setdefault(m.id, i)
             reader.taken[m.id] = m
-    return count, first, gone_all
+    return count, first, gone
 
 
 def _last_session(stores: Sequence[BriefingReads], types: list[str]) -> tuple[Memory, int] | None:

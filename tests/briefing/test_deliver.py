@@ -224,6 +224,47 @@ def test_stale_memories_come_from_files_gone_at_head_and_in_the_work_tree(tmp_pa
     assert "(stale: file gone)" not in result.rendered.parts[BriefingPart.STABLE].text
 
 
+def test_a_refresh_at_an_unchanged_head_starts_no_git_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cortex.shell import git as shell_git
+
+    cx = make_project(tmp_path)
+    root = cx.paths.root
+    (root / "gone.py").write_text("x = 1\n", "utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "gone.py")
+    gone = add(cx, "Gotcha: gone.py caches forever", MemoryType.GOTCHA, files=("gone.py",))
+    git(root, "rm", "-q", "gone.py")
+    git(root, "commit", "-q", "-m", "remove gone.py")
+    assert refresh_briefing(cx).rendered.stale == {gone.id}
+    calls: list[tuple[object, ...]] = []
+    real = shell_git.run_git
+    monkeypatch.setattr(shell_git, "run_git", lambda *a, **k: calls.append(a) or real(*a, **k))
+    again = refresh_briefing(cx)
+    assert again.rendered.stale == {gone.id} and again.excluded and calls == []
+    (root / "gone.py").write_text("x = 2\n", "utf-8")  # back at a new HEAD: asked again
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "gone.py is back")
+    assert refresh_briefing(cx).rendered.stale == frozenset() and calls
+
+
+def test_the_git_dirs_read_without_git_are_what_git_says(tmp_path: Path) -> None:
+    from cortex.briefing.deliver import _git_dirs
+    from cortex.shell import git as shell_git
+
+    root = make_project(tmp_path).paths.root
+    linked = tmp_path / "linked"
+    git(root, "worktree", "add", "-q", str(linked))  # `.git` is a file there: git answers
+    for where in (root, linked):
+        common, top = _git_dirs(where)
+        assert common is not None and top is not None
+        assert (common.resolve(), top.resolve()) == (
+            shell_git.read_git_common_dir(where).resolve(),  # type: ignore[union-attr]
+            shell_git.read_toplevel(where).resolve(),  # type: ignore[union-attr]
+        )
+
+
 def test_a_project_without_git_gets_a_briefing_without_exclude(tmp_path: Path, no_outer_repo: None) -> None:
     cx = make_project(tmp_path, with_git=False)
     add(cx, "We use WAL mode")
