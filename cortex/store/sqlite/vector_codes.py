@@ -24,6 +24,7 @@ from cortex.store.sqlite.connection import Connection, data_version
 
 ANN_MIN = 20_000  # below this many vectors, exact search is as fast and exact
 CANDIDATES = 400  # re-ranked by their float vectors (at least 20 per result wanted)
+PER_RESULT = 20  # ... and at least this many per result wanted
 CHUNK = 1024  # codes per stored blob
 MAX_HELD = 4  # code matrices held in memory at once (48 MB per 1,000,000 vectors)
 READY = "vector_codes_ready:"  # meta key prefix: the table's codes cover all its vectors
@@ -146,7 +147,9 @@ def drop(conn: Connection, table: str) -> None:
 
 
 def _held(conn: Connection, table: str, generation: int) -> tuple[Any, Any] | None:
-    """(row numbers, codes) of the table, from memory while the store has not changed."""
+    """(row numbers, codes) of the table, from memory while the store has not changed. The codes
+    are held word by word (one contiguous row per 64 bits of every vector): a distance is then
+    a few passes over contiguous words instead of a sum across each short row (~3x faster)."""
     import numpy as np
 
     key = (id(conn.raw), table)
@@ -164,6 +167,7 @@ def _held(conn: Connection, table: str, generation: int) -> tuple[Any, Any] | No
         parts_codes.append(np.frombuffer(blob, dtype=np.uint64).reshape(CHUNK, -1)[mask])
     ns = np.concatenate(parts_n) if parts_n else np.zeros(0, dtype=np.int64)
     codes = np.concatenate(parts_codes) if parts_codes else np.zeros((0, 1), dtype=np.uint64)
+    codes = np.ascontiguousarray(codes.T)
     if not getattr(conn.raw, "in_transaction", False):  # uncommitted rows may be rolled back
         with _LOCK:
             _HELD[key] = (conn.raw, version, ns, codes)
@@ -182,18 +186,20 @@ def knn(
     found = _held(conn, table, generation)
     if found is None or len(found[0]) < ANN_MIN:
         return None
-    ns, codes = found
+    ns, words = found
     if k <= 0:
         return []
     unit, q = encode([query])
-    if hasattr(np, "bitwise_count"):
-        distance = np.bitwise_count(codes ^ q[0]).sum(axis=1, dtype=np.int32)
-    else:  # numpy < 2
-        distance = np.unpackbits((codes ^ q[0]).view(np.uint8), axis=1).sum(axis=1, dtype=np.int32)
-    wanted = min(len(ns), max(CANDIDATES, 20 * k))
+    distance = np.zeros(len(ns), dtype=np.int32)
+    for word, bits in zip(words, q[0], strict=True):
+        if hasattr(np, "bitwise_count"):
+            distance += np.bitwise_count(word ^ bits)
+        else:  # numpy < 2
+            distance += np.unpackbits((word ^ bits).view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
+    wanted = min(len(ns), max(CANDIDATES, PER_RESULT * k))
     picked = ns[np.argpartition(distance, wanted - 1)[:wanted]] if wanted < len(ns) else ns
     vectors: dict[int, bytes] = {}
-    candidates = [int(n) for n in picked]
+    candidates = sorted(int(n) for n in picked)  # row order: the table's pages in order
     for start in range(0, len(candidates), BATCH):
         chunk = candidates[start : start + BATCH]
         sql = f"SELECT n, vector FROM {units_table(table)} WHERE n IN ({marks(chunk)})"

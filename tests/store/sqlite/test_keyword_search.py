@@ -1,0 +1,82 @@
+"""Keyword search over many matches ranks the rows holding every word first, with the scores
+the whole query gives them; a store with few matches ranks every match, as the full join does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cortex.core.model import Memory, Scope
+from cortex.core.recall.query import TextQuery
+from cortex.store import open as stores
+from cortex.store.port import StoreAdmin
+from cortex.store.sqlite import fts, memories
+from tests.conftest import T0
+
+LIVE = ("active", "archived")
+WORDS = TextQuery(("alpha", "beta", "gamma", "zeta"))  # no memory holds "zeta"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[StoreAdmin]:
+    opened = stores.open_store(Scope.PROJECT, tmp_path / "memories", kind="sqlite")
+    yield opened
+    opened.close()
+
+
+def fill(store: StoreAdmin, make_memory: Callable[..., Memory], every: int, some: int) -> None:
+    """`every` memories holding alpha, beta and gamma, `some` holding one or two of them."""
+    texts = [f"alpha beta gamma note {i} " + "filler " * (i % 7) for i in range(every)]
+    texts += [
+        f"{('alpha', 'beta', 'gamma alpha')[i % 3]} other note {i} " + "x " * (i % 5) for i in range(some)
+    ]
+    with store.transaction():
+        for text in texts:
+            store.insert_memory(make_memory(text), "test", T0)
+
+
+def full_join(store: StoreAdmin, query: TextQuery, limit: int) -> list[tuple[str, float]]:
+    sql = fts.search_sql("m.id", "m.status IN (?, ?)")
+    rows = store.conn.execute(sql, (fts.match_text(query), *LIVE, limit))  # type: ignore[attr-defined]
+    return [(r[0], -float(r[1])) for r in rows]
+
+
+def spy(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    taken: list[Any] = []
+    real = memories._every_word_first
+    monkeypatch.setattr(memories, "_every_word_first", lambda *a: taken.append(real(*a)) or taken[-1])
+    return taken
+
+
+def test_many_matches_rank_the_rows_holding_every_word_with_the_whole_querys_scores(
+    store: StoreAdmin, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(store, make_memory, every=30, some=60)
+    monkeypatch.setattr(memories, "SCORE_ALL_MAX", 20)
+    taken = spy(monkeypatch)
+    found = store.search_text(WORDS, 5, LIVE)
+    assert taken[0] is not None and len(taken[0]) == 5 * memories.TOP_OVERFETCH  # every word first
+    assert found == full_join(store, WORDS, 5)  # same rows, same scores, same order
+
+
+def test_too_few_rows_with_every_word_rank_every_match(
+    store: StoreAdmin, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(store, make_memory, every=3, some=60)
+    monkeypatch.setattr(memories, "SCORE_ALL_MAX", 20)
+    taken = spy(monkeypatch)
+    found = store.search_text(WORDS, 5, LIVE)
+    assert taken == [None]
+    assert found == full_join(store, WORDS, 5) and len(found) == 5  # rows missing a word too
+
+
+def test_few_matches_are_all_ranked(
+    store: StoreAdmin, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(store, make_memory, every=30, some=60)  # 90 matches, under SCORE_ALL_MAX
+    taken = spy(monkeypatch)
+    assert store.search_text(WORDS, 5, LIVE) == full_join(store, WORDS, 5)
+    assert taken == [None]
