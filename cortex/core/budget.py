@@ -13,6 +13,9 @@ T = TypeVar("T")
 CHARS_PER_TOKEN = 4.0  # English prose in a BPE tokenizer
 TOKENS_PER_WORD = 4.0 / 3.0  # ~0.75 words per token
 _WORD = re.compile(r"[^\W_]+")
+# ASCII letters and digits kept, every other byte a space: an ASCII text's runs of `_WORD` are
+# then its whitespace-separated words (~5x faster than the regex; a render counts ~350,000 chars).
+_ASCII_WORDS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
 
 
 def estimate_tokens(text: str) -> int:
@@ -28,7 +31,11 @@ def estimate_tokens(text: str) -> int:
     # Same count as testing each character, without a Python-level loop over the text.
     ascii_chars = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
     char_tokens = ascii_chars / CHARS_PER_TOKEN + (len(text) - ascii_chars)
-    word_tokens = len(_WORD.findall(text)) * TOKENS_PER_WORD
+    if ascii_chars == len(text):
+        words = len(text.encode("ascii").translate(_ASCII_WORDS).split())
+    else:
+        words = len(_WORD.findall(text))
+    word_tokens = words * TOKENS_PER_WORD
     return max(1, math.floor(max(char_tokens, word_tokens) + 0.5))
 
 

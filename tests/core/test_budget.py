@@ -51,6 +51,14 @@ def test_estimate_tokens_counts_ascii_characters_one_by_one(text: str) -> None:
     assert estimate_tokens(text) == expected
 
 
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_estimate_tokens_counts_ascii_words_as_the_regex_does(text: str) -> None:
+    # ASCII text counts its words without the regex: punctuation, "_" and controls split them.
+    words = len(re.findall(r"[^\W_]+", text)) * 4 / 3
+    expected = max(1, math.floor(max(len(text) / 4, words) + 0.5)) if text else 0
+    assert estimate_tokens(text) == expected
+
+
 @given(st.text(), st.text())
 def test_estimate_tokens_is_monotone_in_appended_text(head: str, tail: str) -> None:
     assert estimate_tokens(head + tail) >= estimate_tokens(head)
