@@ -16,7 +16,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from cortex.core.briefing.quarantine import is_withheld
-from cortex.core.briefing.repeats import entry_words, find_echoes
+from cortex.core.briefing.repeats import entry_words, find_echoes, lead_ins_last
 from cortex.core.briefing.text import (
     MAX_ENTRY_CHARS,
     MAX_STALE_LISTED,
@@ -185,10 +185,11 @@ def _pack(candidates: Sequence[Memory], entries: dict[str, str], tokens: int, ch
 def _pack_distinct(
     candidates: Sequence[Memory], entries: dict[str, str], tokens: int, chars: int
 ) -> list[Memory]:
-    """The candidates that fit (`_pack`), in rank order, none repeating another shown entry: an
-    echo gives its place to the next candidate, so the budget goes to what is not said yet."""
+    """The candidates that fit (`_pack`), in rank order (lead-ins last), none repeating another
+    shown entry: an echo gives its place to the next candidate, so the budget goes to what is
+    not said yet."""
     words = {m.id: entry_words(entries[m.id]) for m in candidates}
-    pool = list(candidates)
+    pool = lead_ins_last(candidates, entries)
     while True:
         fitted = _pack(pool, entries, tokens, chars)
         shown = [m for m in pool if m.id in fitted]

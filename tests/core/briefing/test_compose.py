@@ -407,6 +407,36 @@ def test_a_note_that_repeats_a_fuller_shown_note_gives_its_place_to_the_next() -
     )
 
 
+def test_a_lead_in_takes_only_the_room_the_notes_that_say_something_leave() -> None:
+    # A note that ends announcing a list it does not hold ("The issues are:") says least.
+    items = [
+        mem("lead", "One model per scanner: each scanner loads its own model:", T.GOTCHA, priority=9),
+        mem(
+            "fuller",
+            "One model per scanner: each scanner loads its own model, PromptInjection the 508 MB "
+            "DeBERTa one, so each is a download of its own",
+            T.GOTCHA,
+            priority=5,
+        ),
+        mem("other", "The first request takes 20 seconds", T.GOTCHA, priority=1),
+    ]
+    # With room for all, the lead-in gives its place to the fuller note below it that holds its words.
+    roomy = render_briefing(items, now=NOW, branch=None, budget_tokens=10_000)
+    assert roomy.shown == ("fuller", "other")
+    # Tight, the notes that say something come first, whatever the lead-in's rank (this one is
+    # shorter than the lead-in, so the least budget that shows a note holds it and no other).
+    alone = [items[0], items[2]]
+    assert render_briefing(alone, now=NOW, branch=None, budget_tokens=10_000).shown == ("other", "lead")
+    one = next(
+        n for n in range(10, 10_000) if render_briefing(alone, now=NOW, branch=None, budget_tokens=n).shown
+    )
+    assert render_briefing(alone, now=NOW, branch=None, budget_tokens=one).shown == ("other",)
+    # A cut entry ends in "…", never in ":": only the note's own text makes a lead-in.
+    long_lead = replace(items[0], content=words(200, "x") + ":")
+    shown = render_briefing([long_lead, items[2]], now=NOW, branch=None, budget_tokens=10_000).shown
+    assert shown[0] == "lead"
+
+
 def test_a_note_that_differs_from_a_fuller_one_in_a_number_or_a_negation_stays() -> None:
     fuller = "The payment provider retries webhooks for 72 hours, so our side never retries them at all"
     items = [
@@ -427,6 +457,23 @@ def test_a_note_that_differs_from_a_fuller_one_in_a_number_or_a_negation_stays()
         "hours",
         "negated",
     )
+
+
+def test_a_note_quoted_whole_by_a_fuller_one_above_it_gives_its_place() -> None:
+    first = "The default GITHUB_TOKEN only has access to the repository the workflow runs in."
+    fuller = first + " Even in the same organisation it cannot clone the private submodule."
+    items = [
+        mem("fuller", fuller, T.GOTCHA, priority=9),
+        mem("quoted", first.lower().rstrip("."), T.GOTCHA, priority=8),
+        mem("other", "The sync workflow runs every six hours", T.GOTCHA, priority=1),
+    ]
+    # "cannot" is only in the fuller note: in other words that would be another fact, but the
+    # fuller note says the shorter one word for word, and more.
+    assert render_briefing(items, now=NOW, branch=None, budget_tokens=10_000).shown == ("fuller", "other")
+    # Not quoted whole, the negation keeps the two apart.
+    reworded = replace(items[1], content="The default GITHUB_TOKEN only reaches the repository it runs in")
+    shown = render_briefing([items[0], reworded, items[2]], now=NOW, branch=None, budget_tokens=10_000).shown
+    assert shown == ("fuller", "quoted", "other")
 
 
 def test_of_two_notes_saying_the_same_the_higher_ranked_stays() -> None:
