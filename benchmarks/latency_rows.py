@@ -84,6 +84,8 @@ options.log_severity_level = 3
 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
 session = ort.InferenceSession(str(model / "model.onnx"), options, providers=["CPUExecutionProvider"])
 tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
+tokenizer.no_padding()  # as cortex's embedder: one query is its own tokens, not padded to 128
+tokenizer.enable_truncation(256)
 enc = tokenizer.encode(sys.argv[2])
 ids = np.array([enc.ids], dtype=np.int64)
 feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
