@@ -11,10 +11,12 @@
   loaded; target < 2 s) and cold (a new worker process per turn; target < 10 s), on a small
   project and on the 10,000-memory one.
 
-The 10,000-memory store comes from `benchmarks.gen_store` without vectors (fast). Writes a
-markdown report (default `benchmarks/results/hooks.md`).
+The 10,000-memory store comes from `benchmarks.gen_store` with vectors from its embedding cache;
+with `--scale-store` it is instead a copy of `benchmarks.scale_vectors`' cached store of that size
+(perturbed real vectors, built once in bulk: the way to measure the hooks at 1,000,000
+memories). Writes a markdown report (default `benchmarks/results/hooks.md`).
 
-    python -m benchmarks.hooks [--runs 40] [--turns 12] [--memories 10000]
+    python -m benchmarks.hooks [--runs 40] [--turns 12] [--memories 10000] [--scale-store]
 """
 
 from __future__ import annotations
@@ -405,6 +407,17 @@ def render(series: Sequence[Series], env_lines: Sequence[str], python: str, setu
     return "\n".join(lines) + "\n"
 
 
+def scale_store(n: int, work: Path) -> tuple[Path, float, str]:
+    """A copy of the cached scale store of `n` memories under `work`: (root, seconds the cached
+    store took to build, how it was made)."""
+    from benchmarks.scale_vectors import cached_store
+
+    cached, built_s = cached_store(n)
+    root = work / cached.name
+    shutil.copytree(cached, root, symlinks=True)
+    return root, built_s, "`benchmarks.scale_vectors`' cached store, perturbed real vectors"
+
+
 def _with_remote(root: Path) -> None:
     """Make the project a git clone with an origin, so a configured team store has its key."""
     for cmd in (["init", "-q"], ["remote", "add", "origin", "https://example.invalid/acme/bench.git"]):
@@ -421,6 +434,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--team-dsn", help="configure a team store (CORTEX_TEAM_DSN); the projects get a git remote to key it"
     )
     parser.add_argument("--hooks-only", action="store_true", help="skip the worker rows")
+    parser.add_argument(
+        "--scale-store", action="store_true", help="copy benchmarks.scale_vectors' cached store of this size"
+    )
     args = parser.parse_args(argv)
     if args.team_dsn:
         os.environ["CORTEX_TEAM_DSN"] = args.team_dsn
@@ -430,15 +446,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         env_lines = _environment(work)
         home = _home_with_model(work)
         started = time.perf_counter()
-        # Named like benchmarks.latency's store, so gen_store's embedding cache supplies the
-        # vectors: a store without them would have the worker backfill old memories each turn.
-        big = make_project(work / "big" / f"latency-{args.memories}", args.memories, embed=True)
-        built_s = time.perf_counter() - started
+        if args.scale_store:
+            big, built_s, made = scale_store(args.memories, work / "big")
+        else:
+            # Named like benchmarks.latency's store, so gen_store's embedding cache supplies the
+            # vectors: a store without them would have the worker backfill old memories each turn.
+            big = make_project(work / "big" / f"latency-{args.memories}", args.memories, embed=True)
+            built_s = time.perf_counter() - started
+            made = "`benchmarks.gen_store`, vectors from its cache"
         if args.team_dsn:
             _with_remote(big)
         render_s = refresh(big, home)
         setup = [
-            f"- store: {args.memories:,} generated memories (`benchmarks.gen_store`, vectors from its cache) "
+            f"- store: {args.memories:,} generated memories ({made}) "
             f"built in {built_s:.1f} s; one briefing render took {render_s * 1000:,.0f} ms",
         ]
         if args.team_dsn:
