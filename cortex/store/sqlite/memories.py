@@ -145,8 +145,11 @@ class MemoryTable:
             top = self.conn.execute(fts.top_sql(), (match, fetch)).fetchall()
         if not top:
             return []
-        rows = codec.ids_for_rows(self.conn, [n for n, _ in top])
+        # Most rows qualify: the best few are looked up first, the rest only when they fall short.
+        rows = codec.ids_for_rows(self.conn, [n for n, _ in top[: limit + limit // 4]])
         allowed = set(statuses)
+        if sum(1 for mid, status in rows.values() if status in allowed) < limit:
+            rows.update(codec.ids_for_rows(self.conn, [n for n, _ in top[limit + limit // 4 :]]))
         kept = [(rows[n][0], -float(score)) for n, score in top if n in rows and rows[n][1] in allowed]
         if len(kept) >= limit or len(top) < fetch:  # enough, or every match was seen
             return kept[:limit]
