@@ -140,9 +140,8 @@ class MemoryTable:
         # The index ranks on its own first; the memories of its best rows are then checked for
         # status. Only when too few of those qualify does the ranking join every match.
         fetch = limit * TOP_OVERFETCH
-        top = _every_word_first(self.conn, query, match, fetch)
-        if top is None:
-            top = self.conn.execute(fts.top_sql(), (match, fetch)).fetchall()
+        every = _every_word_first(self.conn, query, match, fetch, limit)
+        top = every if every is not None else self.conn.execute(fts.top_sql(), (match, fetch)).fetchall()
         if not top:
             return []
         # Most rows qualify: the best few are looked up first, the rest only when they fall short.
@@ -151,7 +150,7 @@ class MemoryTable:
         if sum(1 for mid, status in rows.values() if status in allowed) < limit:
             rows.update(codec.ids_for_rows(self.conn, [n for n, _ in top[limit + limit // 4 :]]))
         kept = [(rows[n][0], -float(score)) for n, score in top if n in rows and rows[n][1] in allowed]
-        if len(kept) >= limit or len(top) < fetch:  # enough, or every match was seen
+        if len(kept) >= limit or (len(top) < fetch and every is None):  # enough, or every match seen
             return kept[:limit]
         sql = fts.search_sql("m.id", f"m.status IN ({marks(statuses)})")
         return [(r[0], -float(r[1])) for r in self.conn.execute(sql, (match, *statuses, limit))]
@@ -181,17 +180,22 @@ class MemoryTable:
         return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE status = 'active'")]
 
 
-def _every_word_first(conn: Connection, query: TextQuery, match: str, fetch: int) -> list[Any] | None:
+def _every_word_first(
+    conn: Connection, query: TextQuery, match: str, fetch: int, least: int
+) -> list[Any] | None:
     """The best `fetch` (row, bm25) of the rows holding every term that matches anything, when
-    more than `SCORE_ALL_MAX` rows match the query and at least `fetch` hold every such term;
+    more than `SCORE_ALL_MAX` rows match the query and at least `least` hold every such term;
     else None (rank every match).
 
     FTS5's BM25 is a sum over the query's terms, each scored on its own row by row, so these
     rows get the very scores the whole query gives them (a term no row holds adds nothing),
     and ranking them skips scoring the many rows that hold only some of the words: common words
     at 100,000 memories match ~20,000 rows (~1.7 us of scoring each). Approximate: a row
-    missing a word may outrank one holding them all. On the latency benchmark's queries at
-    100,000 memories the best 50 were the same; below `SCORE_ALL_MAX` matches nothing changes.
+    missing a word may outrank one holding them all. On the latency benchmark's 16 queries at
+    100,000 memories the best 50 were those of the full ranking, in its order (9 of the 16 take
+    this path); below `SCORE_ALL_MAX` matches nothing changes. Fewer than `fetch` rows (but at
+    least the `least` wanted) are all there is of them: the caller ranks every match when too
+    few of them have a status it wants.
     """
     if query.match_all or len(query.terms) < 2:
         return None
@@ -206,4 +210,4 @@ def _every_word_first(conn: Connection, query: TextQuery, match: str, fetch: int
     if every is None:
         return None
     top = conn.execute(fts.top_sql(), (every, fetch)).fetchall()
-    return top if len(top) >= fetch else None
+    return top if len(top) >= max(least, 1) else None

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cortex.core.model import Memory, Scope
+from cortex.core.model import Memory, Scope, Status
 from cortex.core.recall.query import TextQuery
 from cortex.store import open as stores
 from cortex.store.port import StoreAdmin
@@ -27,15 +27,19 @@ def store(tmp_path: Path) -> Iterator[StoreAdmin]:
     opened.close()
 
 
-def fill(store: StoreAdmin, make_memory: Callable[..., Memory], every: int, some: int) -> None:
-    """`every` memories holding alpha, beta and gamma, `some` holding one or two of them."""
+def fill(
+    store: StoreAdmin, make_memory: Callable[..., Memory], every: int, some: int, superseded: int = 0
+) -> None:
+    """`every` memories holding alpha, beta and gamma (the first `superseded` of them superseded),
+    `some` holding one or two of them."""
     texts = [f"alpha beta gamma note {i} " + "filler " * (i % 7) for i in range(every)]
     texts += [
         f"{('alpha', 'beta', 'gamma alpha')[i % 3]} other note {i} " + "x " * (i % 5) for i in range(some)
     ]
     with store.transaction():
-        for text in texts:
-            store.insert_memory(make_memory(text), "test", T0)
+        for i, text in enumerate(texts):
+            status = Status.SUPERSEDED if i < superseded else Status.ACTIVE
+            store.insert_memory(make_memory(text, status=status), "test", T0)
 
 
 def full_join(store: StoreAdmin, query: TextQuery, limit: int) -> list[tuple[str, float]]:
@@ -60,6 +64,28 @@ def test_many_matches_rank_the_rows_holding_every_word_with_the_whole_querys_sco
     found = store.search_text(WORDS, 5, LIVE)
     assert taken[0] is not None and len(taken[0]) == 5 * memories.TOP_OVERFETCH  # every word first
     assert found == full_join(store, WORDS, 5)  # same rows, same scores, same order
+
+
+def test_fewer_rows_with_every_word_than_fetched_still_answer_when_enough_qualify(
+    store: StoreAdmin, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(store, make_memory, every=8, some=60)
+    monkeypatch.setattr(memories, "SCORE_ALL_MAX", 20)
+    taken = spy(monkeypatch)
+    found = store.search_text(WORDS, 5, LIVE)
+    assert taken[0] is not None and len(taken[0]) == 8  # fewer than the 20 fetched, more than 5
+    assert found == full_join(store, WORDS, 5)
+
+
+def test_too_few_of_them_live_rank_every_match(
+    store: StoreAdmin, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(store, make_memory, every=8, some=60, superseded=5)  # 3 live rows hold every word
+    monkeypatch.setattr(memories, "SCORE_ALL_MAX", 20)
+    taken = spy(monkeypatch)
+    found = store.search_text(WORDS, 5, LIVE)
+    assert taken[0] is not None and len(taken[0]) == 8
+    assert found == full_join(store, WORDS, 5) and len(found) == 5  # the full ranking answered
 
 
 def test_too_few_rows_with_every_word_rank_every_match(
