@@ -41,7 +41,7 @@ from cortex.core.recall.ranking import BriefingWeights, log_access, score_briefi
 from cortex.core.write.state import branch_key
 from cortex.store.port import RANK_KEY_WEIGHTS, BriefingReads, RankBand
 
-FIRST_BAND = 0.02  # the first band's width in rank; then as wide as the rows still needed take
+FIRST_BAND = 0.05  # the first band's width in rank; then as wide as the rows still needed take
 TYPICAL_ENTRY_TOKENS = 24  # what a briefing entry costs at least, give or take: sizes the bands
 ACCESS_CHUNK = 16  # rows per read of the most accessed memories
 BAND_SLACK_ROWS = 8  # rows a band may read beyond those the bucket can still take
