@@ -82,6 +82,7 @@ options.intra_op_num_threads = 2
 options.inter_op_num_threads = 1
 options.log_severity_level = 3
 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 session = ort.InferenceSession(str(model / "model.onnx"), options, providers=["CPUExecutionProvider"])
 tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
 tokenizer.no_padding()  # as cortex's embedder: one query is its own tokens, not padded to 128
