@@ -12,6 +12,9 @@ from cortex.core.write.distinct import lost_by_merge
 
 ECHO_SHARE = 0.8  # an entry with this share of its words in a fuller shown entry repeats it
 _WORD = re.compile(r"\w{3,}")
+MIN_QUOTED_WORDS = 4  # what is left of a note past its label, to count as quoted elsewhere
+_LABEL = re.compile(r"^(?:\S+ ){0,4}\S+: ")  # "what we accomplished: ", up to five words
+_SENTENCE_END = re.compile(r"[.!?。！？][)\"'”’]*\s")
 
 
 def entry_words(entry: str) -> frozenset[str]:
@@ -20,9 +23,11 @@ def entry_words(entry: str) -> frozenset[str]:
 
 
 def is_lead_in(entry: str) -> bool:
-    """Whether an entry's text ends by announcing what it does not hold ("The issues are:",
-    "Here's what was accomplished:"): the list that followed was not part of the note."""
-    return entry.partition("\n")[2].rstrip().endswith(":")
+    """Whether an entry's text is one sentence announcing what it does not hold ("Issue 2:
+    502 Gateway Timeout: downloads take minutes:"): the list that followed was not part of the
+    note. A note that says something before its closing "... Commit + push:" is not one."""
+    text = entry.partition("\n")[2].strip()
+    return text.endswith(":") and not _SENTENCE_END.search(text)
 
 
 def lead_ins_last(ranked: Sequence[Memory], entries: Mapping[str, str]) -> list[Memory]:
@@ -42,19 +47,25 @@ def _plain(text: str) -> str:
 
 
 def quotes(fuller: str, shorter: str) -> bool:
-    """Whether `fuller` holds all of `shorter` word for word (case and spacing aside): then it
-    says everything the shorter note says, whatever else it adds ("... cannot access private
-    repositories" after the same first sentence is more, not another fact)."""
-    part = _plain(shorter)
-    return bool(part) and part in _plain(fuller)
+    """Whether `fuller` holds all of `shorter` word for word (case and spacing aside), or all of
+    it past a short leading label ("What we accomplished: PR #2 is open" in "Current status:
+    PR #2 is open, ..."): then it says everything the shorter note says, whatever else it adds
+    ("... cannot access private repositories" after the same first sentence is more, not another
+    fact)."""
+    part, whole = _plain(shorter), _plain(fuller)
+    if not part or len(part) >= len(whole):
+        return False
+    body = _LABEL.sub("", part, count=1)
+    return part in whole or (body != part and len(body.split()) >= MIN_QUOTED_WORDS and body in whole)
 
 
 def find_echoes(shown: Sequence[Memory], words: Mapping[str, frozenset[str]]) -> set[str]:
-    """Ids of shown entries (in rank order) that an entry ranked above them already says: nearly
-    all their words are in it and it has at least as many. A note never gives its place to one
-    ranked below it (a used gotcha to a stale context note that quotes it), nor to one that
-    states another fact in the same words ("retries for 24 hours" / "for 72 hours") unless it
-    quotes the shorter note whole."""
+    """Ids of shown entries (in rank order) that another shown entry already says. Above them:
+    an entry with at least as many words holding nearly all of theirs, unless it states another
+    fact in the same words ("retries for 24 hours" / "for 72 hours") and does not quote the
+    shorter note whole. Below them: only a fuller note of the same section that quotes them
+    word for word; a note never gives its place to a lower-ranked note that merely shares its
+    words, nor to one of another section (a used gotcha to a context note that quotes it)."""
     out: set[str] = set()
     for i, a in enumerate(shown):
         mine = words[a.id]
@@ -69,4 +80,10 @@ def find_echoes(shown: Sequence[Memory], words: Mapping[str, frozenset[str]]) ->
             ):
                 out.add(a.id)
                 break
+        else:
+            if any(
+                (b.type, b.pinned) == (a.type, a.pinned) and quotes(b.content, a.content)
+                for b in shown[i + 1 :]
+            ):
+                out.add(a.id)
     return out

@@ -431,6 +431,12 @@ def test_a_lead_in_takes_only_the_room_the_notes_that_say_something_leave() -> N
         n for n in range(10, 10_000) if render_briefing(alone, now=NOW, branch=None, budget_tokens=n).shown
     )
     assert render_briefing(alone, now=NOW, branch=None, budget_tokens=one).shown == ("other",)
+    # A note that says something before its closing colon is not a lead-in: it keeps its rank.
+    said = replace(items[0], content="The scanner cache is shared by every worker. Next steps:")
+    assert render_briefing([said, items[2]], now=NOW, branch=None, budget_tokens=10_000).shown == (
+        "lead",
+        "other",
+    )
     # A cut entry ends in "…", never in ":": only the note's own text makes a lead-in.
     long_lead = replace(items[0], content=words(200, "x") + ":")
     shown = render_briefing([long_lead, items[2]], now=NOW, branch=None, budget_tokens=10_000).shown
@@ -474,6 +480,28 @@ def test_a_note_quoted_whole_by_a_fuller_one_above_it_gives_its_place() -> None:
     reworded = replace(items[1], content="The default GITHUB_TOKEN only reaches the repository it runs in")
     shown = render_briefing([items[0], reworded, items[2]], now=NOW, branch=None, budget_tokens=10_000).shown
     assert shown == ("fuller", "quoted", "other")
+
+
+def test_a_note_quoted_past_its_label_by_a_fuller_note_of_its_section_gives_its_place() -> None:
+    short = "What we accomplished: PR #2 is open at github.com/acme/backup/pull/2"
+    fuller = (
+        "Current status: PR #2 is open at github.com/acme/backup/pull/2 and fixes the CI failures "
+        "by cloning the private submodule with the organisation token"
+    )
+    items = [
+        mem("short", short, T.PROGRESS, priority=9),
+        mem("fuller", fuller, T.PROGRESS, priority=5),
+        mem("other", "Next: add the session logs to .gitignore", T.PROGRESS, priority=1),
+    ]
+    # Ranked above the note that quotes it, the shorter note still gives way: nothing it says is lost.
+    assert render_briefing(items, now=NOW, branch=None, budget_tokens=10_000).shown == ("fuller", "other")
+    # Quoted by a note of another section, or only sharing most of its words, it keeps its place.
+    context = replace(items[1], type=T.CONTEXT)
+    shown = render_briefing([items[0], context, items[2]], now=NOW, branch=None, budget_tokens=10_000).shown
+    assert set(shown) == {"short", "fuller", "other"}
+    reworded = replace(items[1], content=fuller.replace("is open at", "was opened as"))
+    shown = render_briefing([items[0], reworded, items[2]], now=NOW, branch=None, budget_tokens=10_000).shown
+    assert shown == ("short", "fuller", "other")
 
 
 def test_of_two_notes_saying_the_same_the_higher_ranked_stays() -> None:
