@@ -164,10 +164,12 @@ def score_briefing(
     total = w.confidence + w.priority + w.centrality + w.access + w.recency
     access = log_access(memory) / max_log_access if max_log_access else 0.0
     fresh = score_recency(memory.updated, now, w.recency_half_life_days) if now else 0.0
+    # `_clamp01` only off [0, 1]: a briefing render ranks ~5,000 memories (half its cost here).
+    c, p, k = memory.confidence, memory.priority / 10, memory.centrality
     rank = (
-        w.confidence * _clamp01(memory.confidence)
-        + w.priority * _clamp01(memory.priority / 10)
-        + w.centrality * _clamp01(memory.centrality)
+        w.confidence * (c if 0.0 <= c <= 1.0 else _clamp01(c))
+        + w.priority * (p if 0.0 <= p <= 1.0 else _clamp01(p))
+        + w.centrality * (k if 0.0 <= k <= 1.0 else _clamp01(k))
         + w.access * access
         + w.recency * fresh
     ) / total

@@ -218,6 +218,22 @@ def test_briefing_score_follows_the_spec_formula() -> None:
     assert half == pytest.approx(0.4 + 0.12 + 0.06 + 0.15 / 2)
 
 
+@pytest.mark.parametrize(
+    ("confidence", "priority", "centrality", "expected"),
+    [
+        (1.5, 12, 2.0, 0.85),  # each input above its range counts as its top
+        (-0.2, -3, -1.0, 0.0),  # below: nothing
+        (math.nan, 5, math.inf, 0.1),  # not a finite number: nothing
+        (0.0, 0, 1.0, 0.15),  # the ends of the range are in it
+    ],
+)
+def test_briefing_score_clamps_each_input_to_its_range(
+    confidence: float, priority: int, centrality: float, expected: float
+) -> None:
+    m = _memory("m", confidence=confidence, priority=priority, centrality=centrality, access_count=0)
+    assert score_briefing(m, BriefingWeights(), 0.0) == pytest.approx(expected)
+
+
 def test_briefing_weights_are_normalised() -> None:
     m = _memory("m", confidence=0.8, priority=4, centrality=1.0, access_count=5)
     weights = BriefingWeights(confidence=2, priority=2, centrality=0, access=0)
