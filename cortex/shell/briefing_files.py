@@ -247,5 +247,7 @@ def write_stable_record(briefing_dir: Path, digest: str | None, written_at: str)
     earlier = previous.digests if previous else ()
     digests = ((digest,) if digest else ()) + tuple(d for d in earlier if d != digest)
     record = StableRecord(digests[:MAX_RECORDED_DIGESTS], written_at)
+    if previous is not None and previous.digests == record.digests:
+        return previous  # the blocks it records already: no write (and no fsync) after every turn
     _atomic_write(briefing_dir / STABLE_RECORD, json.dumps(record._asdict()))
     return record

@@ -226,6 +226,16 @@ def test_stable_record_keeps_the_last_few_digests_newest_first(tmp_path: Path) -
     assert again is not None and again.digests == ("d4", "d3", "d2")
 
 
+def test_an_unchanged_stable_record_is_not_rewritten(tmp_path: Path) -> None:
+    first = write_stable_record(tmp_path, "d1", "t1")
+    path = next(tmp_path.glob("*.json"))
+    before = path.stat()
+    assert write_stable_record(tmp_path, "d1", "t2") == first  # the same blocks: kept as it was
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert write_stable_record(tmp_path, "d2", "t3").digests == ("d2", "d1")  # a new block is written
+
+
 def test_user_bytes_survive_even_when_not_utf8_or_large(tmp_path: Path) -> None:
     path = tmp_path / "rules.md"
     mine = "Caf\xe9 rules in Latin-1\n".encode("latin-1") + b"y" * 2_000_000 + b"\n"
