@@ -22,15 +22,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cortex.core.model import Edge, EdgeStatus, EdgeType, Memory, Status
-from cortex.core.text import jaccard, word_set
+from cortex.core.text import jaccard, word_set, words
 from cortex.core.write.apply import superseded
-from cortex.core.write.distinct import lost_by_merge
+from cortex.core.write.distinct import TECHNOLOGIES, lost_by_merge
 from cortex.core.write.gate import (
     NEAR_DUPLICATE_COSINE,
     NEAR_DUPLICATE_JACCARD,
     POLARITY_WORDS,
 )
-from cortex.core.write.paraphrase import negates_differently, paraphrase_difference
+from cortex.core.write.paraphrase import NAMED_TECHNOLOGIES, negates_differently, paraphrase_difference
 from cortex.core.write.similar import (
     UNMERGEABLE_TYPES,
     SimilarPair,
@@ -41,6 +41,7 @@ from cortex.core.write.similar import (
 
 CONTRADICTION_JACCARD = 0.6  # overlap of the non-polarity words: "the same subject"
 MAX_CLUSTER = 20  # a chain longer than this is a topic, not a duplicate
+_NONE: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,19 +112,39 @@ def pairs_needing_cosine(memories: Sequence[Memory], pairs: Sequence[SimilarPair
 
 
 def _duplicate_score(
-    a: Memory, b: Memory, p: SimilarPair, cosines: Mapping[tuple[str, str], float]
+    a: Memory,
+    b: Memory,
+    p: SimilarPair,
+    cosines: Mapping[tuple[str, str], float],
+    tech_a: frozenset[str] = frozenset(),
+    tech_b: frozenset[str] = frozenset(),
 ) -> float | None:
-    """How alike a pair is when it counts as a duplicate (the gate's rules), else None."""
-    if _lexical(a, b, p):
+    """How alike a pair is when it counts as a duplicate (the gate's rules), else None.
+
+    `tech_a` and `tech_b` are the technologies the two name, when the caller has them: the
+    rules refuse most pairs of a large store on those alone (each side naming one the other
+    lacks: neither may absorb the other; one named on one side only: not a paraphrase), so
+    those are asked first; the answer is the rules' either way.
+    """
+    if not (tech_a - tech_b and tech_b - tech_a) and _lexical(a, b, p):
         return p.jaccard
     cosine = cosines.get((p.a, p.b))
     if (
         cosine is not None
         and cosine >= NEAR_DUPLICATE_COSINE
+        and not (tech_a ^ tech_b) & NAMED_TECHNOLOGIES
         and paraphrase_difference(a.content, b.content) is None
     ):
         return cosine
     return None
+
+
+def _named(seen: dict[str, frozenset[str]], m: Memory) -> frozenset[str]:
+    """The technologies `m` names, read once per plan (`seen`)."""
+    got = seen.get(m.id)
+    if got is None:
+        got = seen[m.id] = TECHNOLOGIES.intersection(words(m.content))
+    return got
 
 
 def _keeper_order(m: Memory) -> tuple[bool, int, int, int, str, str]:
@@ -229,11 +250,19 @@ def _contradictions(
     gone: set[str],
 ) -> list[Contradiction]:
     linked = {pair_key(e.source, e.target) for e in edges if e.type == EdgeType.CONTRADICTS}
+    # A pair flips when its sides hold different polarity words: each side's are read once.
+    polar: dict[str, frozenset[str]] = {}
+    for mid in {x for p in pairs for x in (p.a, p.b)}:
+        held = POLARITY_WORDS.intersection(words(by_id[mid].content))
+        if held:
+            polar[mid] = frozenset(held)
     found = []
     for k in order:
         p = pairs[k]
         a, b = by_id[p.a], by_id[p.b]
-        if p.a in gone or p.b in gone or pair_key(p.a, p.b) in linked or not _flips(a, b):
+        if p.a in gone or p.b in gone or pair_key(p.a, p.b) in linked:
+            continue
+        if polar.get(p.a, _NONE) == polar.get(p.b, _NONE):
             continue
         overlap = jaccard(word_set(a.content) - POLARITY_WORDS, word_set(b.content) - POLARITY_WORDS)
         if overlap < CONTRADICTION_JACCARD:
@@ -292,13 +321,14 @@ def plan_consolidation(
     cos = cosines or {}
     order = _nearby_first(pairs)
     links = []
+    named: dict[str, frozenset[str]] = {}
     for k in order:
         p = pairs[k]
         a, b = by_id[p.a], by_id[p.b]
         if a.type != b.type or a.type in UNMERGEABLE_TYPES:
             continue
         # Different facts (a number, identifier, negation, technology) are never merged.
-        score = _duplicate_score(a, b, p, cos)
+        score = _duplicate_score(a, b, p, cos, _named(named, a), _named(named, b))
         if score is not None:
             links.append((p.a, p.b, score))
     links.sort(key=lambda x: (-x[2], x[0], x[1]))

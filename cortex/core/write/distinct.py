@@ -126,13 +126,25 @@ def _signature(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[st
     names: set[str] = set()
     tokens: set[str] = set()
     for m in _TOKEN.finditer(text):
-        tok = m.group(0)
-        tokens.add(tok.casefold())
-        if _is_identifier(tok):
-            identifiers.add(tok.casefold())
-        elif len(tok) > 1 and tok[0].isupper() and not _sentence_initial(text, m.start()):
-            names.add(tok.casefold())
+        folded, kind = _token(m.group(0))
+        tokens.add(folded)
+        if kind == _IDENTIFIER:
+            identifiers.add(folded)
+        elif kind == _CAPITALISED and not _sentence_initial(text, m.start()):
+            names.add(folded)
     return numbers, frozenset(identifiers), frozenset(names), frozenset(tokens)
+
+
+_IDENTIFIER, _CAPITALISED, _PLAIN = "identifier", "capitalised", "plain"
+
+
+@functools.lru_cache(maxsize=32768)
+def _token(tok: str) -> tuple[str, str]:
+    """A token case-folded, and whether it is an identifier, capitalised (a proper noun where it
+    does not start a sentence) or plain. Texts share most of their tokens: each is judged once."""
+    if _is_identifier(tok):
+        return tok.casefold(), _IDENTIFIER
+    return tok.casefold(), _CAPITALISED if len(tok) > 1 and tok[0].isupper() else _PLAIN
 
 
 def _is_identifier(tok: str) -> bool:
@@ -227,10 +239,13 @@ def _named(text: str) -> tuple[str, ...]:
     """The identifiers, named technologies and proper nouns of `text`, first mentions in order."""
     out: dict[str, None] = {}
     for m in _TOKEN.finditer(text):
-        tok = m.group(0)
-        named = tok[0].isupper() and len(tok) > 1 and not _sentence_initial(text, m.start())
-        if _is_identifier(tok) or tok.casefold() in TECHNOLOGIES or named:
-            out.setdefault(tok.casefold())
+        folded, kind = _token(m.group(0))
+        if (
+            kind == _IDENTIFIER
+            or folded in TECHNOLOGIES
+            or (kind == _CAPITALISED and not _sentence_initial(text, m.start()))
+        ):
+            out.setdefault(folded)
     return tuple(out)
 
 

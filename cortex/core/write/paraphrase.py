@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 
 from cortex.core.text import jaccard, word_set, words
 from cortex.core.write.distinct import (
@@ -78,6 +77,8 @@ QUALIFIER_WORDS = (
 )  # fmt: skip
 # Technology names that are also everyday English words ("requests go through the gateway").
 _AMBIGUOUS_TECH = frozenset({"go", "make", "rest", "express", "spring", "fish", "black", "bun", "fly", "c"})
+# Two paraphrases name the same of these (on one side only: "technology").
+NAMED_TECHNOLOGIES = TECHNOLOGIES - _AMBIGUOUS_TECH
 
 _CARDINALS = {
     "zero": 0, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -103,6 +104,7 @@ _LOOSE_NUMBER_WORDS = {"once", "half", "twice", "double", "triple"}
 _CALENDAR = NUMBER_WORDS - set(_CARDINALS) - set(_UNIT_SECONDS) - _LOOSE_NUMBER_WORDS
 
 
+@functools.lru_cache(maxsize=32768)
 def stem(word: str) -> str:
     """A crude suffix strip, enough to match "retries" / "retry", "committed" / "commit"."""
     w = word.casefold()
@@ -164,7 +166,7 @@ def paraphrase_difference(a: str, b: str) -> str | None:
     """Why two notes an embedding finds alike still state different facts (None: nothing
     distinguishing differs, either may be merged into the other)."""
     qa, qb = _quantities(a), _quantities(b)
-    if Counter(qa) != Counter(qb) or (len(set(qa)) > 1 and qa != qb):
+    if qa != qb and (sorted(qa) != sorted(qb) or len(set(qa)) > 1):
         return "number"
     wa, wb = word_set(a), word_set(b)
     if (wa ^ wb) & _CALENDAR:
@@ -174,7 +176,7 @@ def paraphrase_difference(a: str, b: str) -> str | None:
     sa, sb = _stems(a), _stems(b)
     if (sa ^ sb) & POLAR_STEMS:
         return "negation"
-    if ((wa ^ wb) & TECHNOLOGIES) - _AMBIGUOUS_TECH:
+    if (wa ^ wb) & NAMED_TECHNOLOGIES:
         return "technology"
     only_a, only_b = sa - sb, sb - sa
     for x, y in OPPOSITE_STEMS:
@@ -211,10 +213,11 @@ def _single_swap(a: str, b: str) -> bool:
     return len(shared) >= 2 and in_a == in_b
 
 
-def _content_stems(text: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _content_stems(text: str) -> tuple[str, ...]:
     """The stems of the words that carry content, in order (quantities, units, filler and
     opposite words are compared elsewhere)."""
-    return [
+    return tuple(
         stem(w)
         for w in words(text)
         if len(w) > 2
@@ -224,7 +227,7 @@ def _content_stems(text: str) -> list[str]:
         and w not in OPPOSITE_WORDS
         and w not in _CARDINALS
         and w not in _UNIT_SECONDS
-    ]
+    )
 
 
 def negates_differently(a: str, b: str) -> bool:
