@@ -158,19 +158,32 @@ _NOT_LIVE = (
 # `embeddable AND NOT EXISTS (vector)`, since every row of `embedded` names a memory (memories
 # are never deleted, only their status changes). The anti-join looks up every embeddable
 # memory's vector (~94 ms at 100,000 memories on 2 cores, once per new recall process); this
-# walks two indexes and looks up only the few memories that are not embeddable (~29 ms).
-_COUNT_PENDING = (
-    f"SELECT (SELECT count(*) FROM memories m WHERE {EMBEDDABLE})"
-    " - (SELECT count(*) FROM embedded WHERE index_name = ?1)"
+# counts index ranges and looks up only the few memories that are not embeddable (~13 ms).
+# Live memories by status (a range count each) less live code: `type != 'code'` tested entry by
+# entry took twice as long.
+_EMBEDDABLE_COUNT = (
+    "(SELECT count(*) FROM memories WHERE status = 'active') + (SELECT count(*) FROM memories "
+    "WHERE status = 'archived') - (SELECT count(*) FROM memories WHERE status IN ('active', 'archived') "
+    "AND type = 'code')"
+)
+_KEPT_FOR_OTHERS = (
     f" + (SELECT count(*) FROM memories m WHERE {_NOT_LIVE} AND {_HAS_VECTOR})"
     f" + (SELECT count(*) FROM memories m WHERE m.status IN ('active', 'archived') AND m.type = 'code'"
     f" AND {_HAS_VECTOR})"
 )
+# The index's vectors: every row of `embedded` when it is the only index registered (dropping an
+# index deletes its rows), a count from the table's pages (~1 ms, not ~10 ms for a filtered walk).
+_COUNT_PENDING = (
+    f"SELECT {_EMBEDDABLE_COUNT} - (SELECT count(*) FROM embedded WHERE index_name = ?1){_KEPT_FOR_OTHERS}"
+)
+_COUNT_PENDING_ONLY_INDEX = f"SELECT {_EMBEDDABLE_COUNT} - (SELECT count(*) FROM embedded){_KEPT_FOR_OTHERS}"
 
 
 def count_pending(conn: Connection, table: str | None) -> int:
     """How many embeddable memories have no vector in `table` yet (`pending`'s length)."""
-    return int(conn.execute(_COUNT_PENDING, (table or "",)).fetchone()[0])
+    names = [r[0] for r in conn.execute("SELECT name FROM vec_indexes LIMIT 2")]
+    sql = _COUNT_PENDING_ONLY_INDEX if table and names == [table] else _COUNT_PENDING
+    return int(conn.execute(sql, (table or "",)).fetchone()[0])
 
 
 def drop_index(conn: Connection, table: str) -> None:
