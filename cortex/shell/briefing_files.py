@@ -47,10 +47,10 @@ def _read_for_rewrite(path: Path) -> str:
         return ""
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str, *, sync: bool = True) -> None:
     from cortex.shell.files import atomic_write  # writers only; see read_text
 
-    atomic_write(path, text.encode("utf-8", errors="surrogateescape"), mode=FILE_MODE)
+    atomic_write(path, text.encode("utf-8", errors="surrogateescape"), mode=FILE_MODE, sync=sync)
 
 
 # -- the rules file block (pure helpers) ----------------------------------------------------
@@ -226,9 +226,11 @@ def read_latest_cache(briefing_dir: Path, branch: str | None = None) -> CachedBr
 
 
 def write_cache(briefing_dir: Path, cached: CachedBriefing) -> Path:
-    """Write the (branch, cwd) cache atomically; returns its path. Raises OSError."""
+    """Write the (branch, cwd) cache atomically; returns its path. Raises OSError. Not forced to
+    disk (the worker writes it after every turn): lost to a power cut, it reads as unreadable,
+    which every reader takes for no cache (SessionStart then renders)."""
     path = briefing_dir / f"{cache_slug(cached.branch, cached.cwd)}.json"
-    _atomic_write(path, json.dumps(cached._asdict(), ensure_ascii=False, indent=1))
+    _atomic_write(path, json.dumps(cached._asdict(), ensure_ascii=False, indent=1), sync=False)
     return path
 
 

@@ -10,8 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
-    """Write via a temp file in the same directory + rename, so readers never see half a file."""
+def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None, sync: bool = True) -> None:
+    """Write via a temp file in the same directory + rename, so readers never see half a file.
+    Without `sync` the data is not forced to disk first: for a cache that is written again often
+    and whose loss (an empty file after a power cut) its readers treat as absent."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     import tempfile  # a write: the hooks that only read never pay for its import
@@ -21,7 +23,8 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)

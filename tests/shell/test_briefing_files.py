@@ -226,6 +226,20 @@ def test_stable_record_keeps_the_last_few_digests_newest_first(tmp_path: Path) -
     assert again is not None and again.digests == ("d4", "d3", "d2")
 
 
+def test_the_cache_is_not_forced_to_disk_and_the_rules_file_and_record_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    write_cache(tmp_path, cached("main"))
+    assert synced == [] and read_cache(tmp_path, "main", "") is not None
+    write_stable_record(tmp_path, "d1", "t1")
+    write_rules_block(tmp_path / "rules.md", BODY)
+    assert len(synced) == 2
+
+
 def test_an_unchanged_stable_record_is_not_rewritten(tmp_path: Path) -> None:
     first = write_stable_record(tmp_path, "d1", "t1")
     path = next(tmp_path.glob("*.json"))
