@@ -12,20 +12,24 @@ with the same active memories.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 from cortex.app import Cortex
 from cortex.core.extract.pipeline import Rejection
-from cortex.core.extract.signals import PLAN_TAG
+from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
 from cortex.core.extract.structural import EDITS_TAG
 from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.write.apply import superseded, supersedes_edge
 from cortex.core.write.state import (
+    REPORT_KEY,
     STATE_PREFIX,
     STATE_TAG,
+    branch_key,
     newest_states,
     plan_state_supersession,
+    state_keys,
     superseded_by,
 )
 from cortex.store.port import MemoryStore
@@ -40,7 +44,10 @@ def supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -
     types = [MemoryType.PROGRESS.value, MemoryType.CONTEXT.value]  # what state notes are
     held = {m.id: m for m in store.tagged(STATE_TAG, types)}
     held.update((m.id, m) for m in store.tag_prefix(STATE_PREFIX, types))
+    topics = report_topics(latest)
     for old in plan_state_supersession(newest, list(held.values())):
+        if is_report_section(old) and not same_topic(old, topics):
+            continue  # another topic's report: the latest report does not say where that stands
         store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
         newer = superseded_by(newest, old)
         if newer is not None:
@@ -85,3 +92,47 @@ def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None
         answer = any(t in old.tags for t in _ANSWER_TAGS) and old.type.value in _ANSWER_TYPES
         if answer and old.status is Status.ACTIVE and old.source.transcript_offset == latest:
             store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
+
+
+# -- which earlier turn reports the latest one replaces ----------------------------------------
+# A turn report's state sections say where a piece of work stands. The work a section is about
+# is named by its issue or pull request number or its commit ("PR #387 merged with squash commit
+# b77f523", "PR #390 created"): the latest report replaces an earlier section when it names the
+# same work, or when the earlier section names none. A report of where PR #389 stands says
+# nothing of PR #387's merge, which stays current. Files and versions are not the work: one
+# task's reports name different files as it goes.
+_REF = re.compile(
+    r"(?:(?<![\w&])#|\b(?:pr|pull request|issue|mr)\s+#?|/(?:pull|issues|merge_requests)/)(\d+)\b",
+    re.IGNORECASE,
+)
+_SHA = re.compile(r"(?<![\w/.-])([0-9a-f]{7,40})(?![\w/.-])")
+
+
+def work_items(text: str) -> frozenset[str]:
+    """The issues, pull requests and commits `text` names: `#389` (also "PR 389" and a
+    `/pull/389` link) and commit ids such as `b77f523`."""
+    refs = {f"#{n}" for n in _REF.findall(text)}
+    shas = {h for h in _SHA.findall(text) if any(c.isdigit() for c in h) and any(c.isalpha() for c in h)}
+    return frozenset(refs | shas)
+
+
+def is_report_section(memory: Memory) -> bool:
+    """A turn report's state section: not a task list or a plan (each is one state), not a
+    keyed state (a check's verdict)."""
+    return state_keys(memory.tags) == {REPORT_KEY} and not {TODO_TAG, PLAN_TAG} & set(memory.tags)
+
+
+def report_topics(latest: Sequence[Memory]) -> Mapping[str, frozenset[str]]:
+    """Branch key -> the work the latest turn's state notes name."""
+    out: dict[str, frozenset[str]] = {}
+    for m in latest:
+        if STATE_TAG in m.tags:
+            key = branch_key(m.source.branch)
+            out[key] = out.get(key, frozenset()) | work_items(m.content)
+    return out
+
+
+def same_topic(old: Memory, topics: Mapping[str, frozenset[str]]) -> bool:
+    """The latest report speaks of the work `old` names (or `old` names none)."""
+    named = work_items(old.content)
+    return not named or bool(named & topics.get(branch_key(old.source.branch), frozenset()))

@@ -13,6 +13,7 @@ from pathlib import Path
 from cortex.app import Cortex
 from cortex.capture.queue import QueueEntry
 from cortex.capture.session import GitFacts, capture_session
+from cortex.capture.supersession import work_items
 from cortex.core.extract.pipeline import GitContext
 from cortex.core.model import EdgeType, Scope, Status
 from cortex.paths import resolve_paths
@@ -168,3 +169,87 @@ def test_a_rejection_withdraws_only_the_answer_right_before_it(project: Path) ->
         assert all(m.status is Status.ACTIVE for m in memories if "`GH_TOKEN` is visible" in m.content)
     finally:
         cx.close()
+
+
+def commit_turn(n: int, files: str, subject: str) -> list[dict[str, object]]:
+    command = f'cd "/Users/me/AI Projects" && git add -A {files} && git commit -q -m "{subject}"'
+    return [
+        prompt_record(f"step {n}: record where the image paste work stands", uuid=f"p{n}"),
+        bash_use_record(f"t{n}", command, uuid=f"a{n}"),
+        bash_result_record(f"t{n}", "", uuid=f"r{n}"),
+    ]
+
+
+def test_a_later_docs_commit_on_the_same_files_replaces_the_earlier_one(project: Path) -> None:
+    # Real shape (shortened): a notes file committed after each step of an evaluation; the
+    # second commit says the first one's "Ctrl+V not Cmd+V" no longer holds. A docs commit on
+    # other files, and a code fix commit, stay.
+    notes = ".claude/project_jcode_eval.md"
+    cx = capture_turns(
+        project,
+        [
+            commit_turn(1, notes, "docs(memory): fixed jcode macOS image paste; trigger Ctrl+V not Cmd+V"),
+            commit_turn(2, f"{notes} .claude/MEMORY.md", "docs(memory): index the jcode eval notes"),
+            commit_turn(3, "src/input.rs", "fix(tui): read the clipboard image on an empty bracketed paste"),
+            commit_turn(4, notes, "docs(memory): real Cmd+V fix is jcode-side, not a terminal remap"),
+        ],
+    )  # fmt: skip
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        status = {
+            m.content.split(": ", 1)[1]: m.status for m in memories if m.content.startswith("Committed")
+        }
+        assert status == {
+            "docs(memory): fixed jcode macOS image paste; trigger Ctrl+V not Cmd+V": Status.SUPERSEDED,
+            "docs(memory): index the jcode eval notes": Status.ACTIVE,
+            "fix(tui): read the clipboard image on an empty bracketed paste": Status.ACTIVE,
+            "docs(memory): real Cmd+V fix is jcode-side, not a terminal remap": Status.ACTIVE,
+        }
+    finally:
+        cx.close()
+
+
+def test_a_later_report_replaces_only_the_earlier_reports_of_its_topic(project: Path) -> None:
+    # Real shape (shortened): one turn reports a PR merged, a later one a PR created for other
+    # work, the last one where that PR stands. The merge is still true at the end; the created
+    # PR's earlier state is replaced, and a report that names nothing is replaced as before.
+    merged = (
+        "## PR #387 Successfully Merged!\n- PR merged with squash commit: `b77f523`\n"
+        "- Issue #271 automatically closed and the feature branch deleted"
+    )
+    created = (
+        "## Phase 2 Complete\n- PR #389 created with natural language dates through `resolveDateRange`\n"
+        "- All offline tests are passing on the feature branch now"
+    )
+    vague = "## Current status\n- Everything from this step is finished and the work is ready for review"
+    fixed = (
+        "## Critical Fixes Complete for PR #389\n- The API call moved out of the error path\n"
+        "- 690 tests passing out of 734, 16 failing in the new test files"
+    )
+    turns = [
+        answer_turn(1, "merge PR", merged),
+        answer_turn(2, "proceed with phase 2", created),
+        answer_turn(3, "and the docs?", vague),
+        answer_turn(4, "apply the critical fixes", fixed),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        status = {m.content.split("\n", 1)[0]: m.status for m in memories}
+        assert status["PR #387 Successfully Merged!"] is Status.ACTIVE
+        assert status["Phase 2 Complete"] is Status.SUPERSEDED  # PR #389 again, later
+        assert status["Current status"] is Status.SUPERSEDED  # names nothing: any later report
+        assert status["Critical Fixes Complete for PR #389"] is Status.ACTIVE
+    finally:
+        cx.close()
+
+
+def test_the_work_a_report_names_is_its_issues_pull_requests_and_commits() -> None:
+    assert work_items("PR #387 merged with squash commit `b77f523`; Issue #271 closed") == {
+        "#387",
+        "#271",
+        "b77f523",
+    }
+    assert work_items("Created: https://github.com/org/repo/pull/390 and PR 12") == {"#390", "#12"}
+    # Counts, colours, files and versions name no work item.
+    assert work_items("684/711 tests pass; colour #fff; update.sh v0.9.3; sha256-abcdef1234") == frozenset()

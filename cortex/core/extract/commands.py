@@ -48,6 +48,7 @@ _SELF = re.compile(r"^\s*(?:cortex|python3? -m cortex)\b")
 _CONVENTIONAL = re.compile(r"^(?P<kind>[a-z]+)(?:\([^)]*\))?!?:\s*(?P<rest>.+)$", re.IGNORECASE)
 _FIX_KINDS = frozenset({"fix", "hotfix", "bugfix"})
 _CHANGE_KINDS = frozenset({"feat", "refactor", "perf", "build", "chore"})
+_DOCS_KINDS = frozenset({"docs", "doc"})
 # A subject that changes course: the decision a commit records.
 _COURSE = re.compile(
     r"\b(?:switch(?:es|ed)?|migrat(?:e|es|ed)|replac(?:e|es|ed)|mov(?:e|es|ed) (?:from|to)|adopt(?:s|ed)?|"
@@ -67,6 +68,15 @@ def commit_kind(subject: str) -> str:
     if (kind in _CHANGE_KINDS or not m) and _COURSE.search(rest):
         return "decision"
     return "progress"
+
+
+def docs_commit_scope(subject: str) -> str | None:
+    """`docs(memory)` for a documentation commit's conventional subject (`docs(memory): ...`),
+    else None: such a commit re-describes the documents it commits."""
+    m = _CONVENTIONAL.match(subject.strip())
+    if m is None or m.group("kind").lower() not in _DOCS_KINDS:
+        return None
+    return subject.strip()[: m.start("rest")].rstrip(": ").lower()
 
 
 def is_test_command(command: str) -> bool:

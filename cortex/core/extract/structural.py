@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from cortex.core.extract.commands import (
     clip,
     commit_kind,
+    docs_commit_scope,
     first_line,
     is_check_command,
     is_cortex_command,
@@ -196,8 +197,20 @@ def _commits(turn: _Turn, project_root: str | None) -> Found:
         # A fix records a problem and its cure, a change of course a decision: both outlive the
         # session's progress (the briefing shows them with the gotchas and decisions).
         kind, priority = _COMMIT_KINDS[commit_kind(subject)]
-        found.append((_candidate(content, kind, tuple(p for p in added if p), 0.6, priority), message))
+        files = tuple(p for p in added if p)
+        found.append((_candidate(content, kind, files, 0.6, priority, _docs_state(subject, files)), message))
     return found
+
+
+def _docs_state(subject: str, files: tuple[str, ...]) -> tuple[str, ...]:
+    """A documentation commit's state key: its scope and the files it commits. A later docs
+    commit of the same scope on the same files says what they hold now, and replaces it
+    ("docs(memory): fixed image paste; trigger Ctrl+V not Cmd+V", then "docs(memory): real
+    Cmd+V fix is jcode-side"). Without named files nothing says it is the same document."""
+    scope = docs_commit_scope(subject)
+    if scope is None or not files:
+        return ()
+    return (state_tag(f"commit:{scope}:{' '.join(sorted(files))}"),)
 
 
 def _request_note(prompt: Message | None) -> str:
