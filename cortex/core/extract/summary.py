@@ -8,8 +8,9 @@ architecture note, a rule a convention, anything else context. Sections that rep
 ("Done", "Current status", "Verification results") are progress tagged `turn-state`: the
 capture use case keeps only the latest turn's state per branch, because a state reported midway
 is usually false by the end. Labelled lines ("Root cause: ...", "Decision: ...") also become
-short typed memories, which fit on one briefing line. Narration ("Let me check ...") and API
-error banners are not reports.
+short typed memories, which fit on one briefing line. A subagent's closing report (a finished
+`Task` or `Agent` call's result) is read the same way.
+Narration ("Let me check ...") and API error banners are not reports.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ _NARRATION = re.compile(
 # A report's first line answering a yes/no question: "No - ...", "**Yes**, ...", "No."
 _ANSWER = re.compile(r"^(?:yes|no)\s*(?:[-\u2013\u2014,.!:;]|$)", re.IGNORECASE)
 _ERROR_BANNER = re.compile(r"^(?:API Error|Request timed out|Claude AI usage limit)", re.IGNORECASE)
+_DELEGATION_TOOLS = frozenset({"Task", "Agent"})  # a subagent's call: 1.x and 2.x names
+_LAUNCHED = re.compile(r"^Async agent launched", re.IGNORECASE)
 
 # What a section's heading (or first line) says it is; the first pattern that matches wins.
 _SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
@@ -131,29 +134,58 @@ Found = list[tuple[Candidate, Message]]
 
 
 def extract_reports(messages: Sequence[Message]) -> Found:
-    """Each turn's closing report as typed sections, plus its labelled lines."""
+    """Each turn's closing report and its subagents' reports as typed sections, plus their
+    labelled lines."""
     found: Found = []
     for turn in split_turns(messages):
+        # A subagent's report describes its work at length: only what it found, decided and
+        # left in what state is kept, not its untyped sections.
+        for text, message in delegated_reports(turn):
+            found.extend(_report_candidates(text, message, untyped=False))
         final = final_text(turn)
-        if final is None:
-            continue
-        text, message = final
-        lines = clean_report(text)
-        # Options are counted before the cut, and over the whole report: "Option 1" and
-        # "Option 2" are often sections of their own.
-        choices = option_lines(lines) >= MIN_OPTIONS
-        # A report that opens by answering the user's question ("No - the project uses npm",
-        # "Yes - the branch is up to date") says how things stand now: all of it is state.
-        answer = bool(lines) and _ANSWER.match(lines[0]) is not None
-        for group in _section_groups(lines):
-            if section := _section_text(group):
-                left_open = answer or leaves_it_open(group) or (choices and option_lines(group) > 0)
-                found.append((_section_candidate(section, left_open), message))
-        for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
-            found.append(
-                (turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, (FINDING_TAG,)), message)
-            )
+        if final is not None:
+            found.extend(_report_candidates(*final))
     return found
+
+
+def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> Found:
+    found: Found = []
+    lines = clean_report(text)
+    # Options are counted before the cut, and over the whole report: "Option 1" and
+    # "Option 2" are often sections of their own.
+    choices = option_lines(lines) >= MIN_OPTIONS
+    # A report that opens by answering the user's question ("No - the project uses npm",
+    # "Yes - the branch is up to date") says how things stand now: all of it is state.
+    answer = bool(lines) and _ANSWER.match(lines[0]) is not None
+    for group in _section_groups(lines):
+        if section := _section_text(group):
+            left_open = answer or leaves_it_open(group) or (choices and option_lines(group) > 0)
+            candidate = _section_candidate(section, left_open)
+            if untyped or candidate.type is not MemoryType.CONTEXT:
+                found.append((candidate, message))
+    for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
+        found.append((turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, (FINDING_TAG,)), message))
+    return found
+
+
+def delegated_reports(turn: Sequence[Message]) -> list[tuple[str, Message]]:
+    """What the turn's subagents reported: a finished `Task` (1.x) or `Agent` (2.x) call's
+    result is its subagent's closing report. A background launch ("Async agent launched"), a
+    refused, failed or interrupted call and an API error banner report nothing."""
+    out = []
+    for message in turn:
+        if message.role is not Role.ASSISTANT or message.is_sidechain:
+            continue
+        for use in message.tool_uses:
+            result = use.result
+            if use.name not in _DELEGATION_TOOLS or result is None:
+                continue
+            if result.is_error or result.rejected or result.interrupted:
+                continue
+            text = result.content.strip()
+            if text and not _ERROR_BANNER.match(text) and not _LAUNCHED.match(text):
+                out.append((text, message))
+    return out
 
 
 def final_text(turn: Sequence[Message]) -> tuple[str, Message] | None:

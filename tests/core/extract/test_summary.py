@@ -11,10 +11,11 @@ from cortex.core.extract.summary import (
     report_sections,
     section_kind,
 )
+from cortex.core.extract.transcript import Message, parse_chunk
 from cortex.core.extract.turns import split_turns
 from cortex.core.model import MemoryType
 from cortex.core.write.state import STATE_TAG
-from tests.support.transcript_builders import assistant, bash, user
+from tests.support.transcript_builders import V1_0, assistant, bash, envelope, jsonl, prompt_record, user
 
 REPORT = """## ✅ Issues found & solutions
 
@@ -221,3 +222,62 @@ def test_options_past_the_cut_still_leave_a_section_open() -> None:
     (section,) = [c for c, _ in found if FINDING_TAG not in c.tags]
     assert "Option 2" not in section.content  # cut at the section bound
     assert section.type is MemoryType.PROGRESS and STATE_TAG in section.tags
+
+
+# A 1.0.70 Task call and its result (shortened from a real session): the subagent's report is
+# the result's text blocks.
+SUBAGENT_REPORT = (
+    "## Summary\n\n"
+    "I've successfully completed 100% of the remaining Phase 2 implementation tasks for v0.2.1.\n\n"
+    "### ✅ Completed Tasks\n\n"
+    "1. **Fixed timezone issues** - Resolved 4 failing tests in `date-parser.test.ts` by ensuring "
+    "dates are parsed in local time rather than UTC\n\n"
+    "2. **Integrated date parsing** - Successfully integrated natural language date parsing through "
+    "the `resolveDateRange` function\n\n"
+    "### Helper Scripts\n"
+    "- Color-coded output with green for success and red for errors in every helper script\n"
+    "- Progress spinners for long-running tasks and a detailed summary report at the end\n\n"
+    "### Root Cause\n"
+    'The date parser computed relative ranges in UTC, so "yesterday" shifted by a day west of Greenwich.\n'
+)
+
+
+def _delegation(result_content: object, *, top: object) -> list[Message]:
+    use = {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "Task",
+        "input": {"description": "Complete Phase 2", "subagent_type": "project-delegator-orchestrator"},
+    }
+    call = {
+        **envelope("assistant", "a1", V1_0),
+        "message": {"id": "m1", "role": "assistant", "content": [use]},
+    }
+    block = {"tool_use_id": "toolu_1", "type": "tool_result", "content": result_content}
+    answer = {
+        **envelope("user", "r1", V1_0),
+        "message": {"role": "user", "content": [block]},
+        "toolUseResult": top,
+    }
+    records = [prompt_record("ok continue with the orchestrator", version=V1_0), call, answer]
+    return list(parse_chunk(jsonl(records), 0).messages)
+
+
+def test_a_subagents_report_is_read_like_the_turns_own_report() -> None:
+    messages = _delegation([{"type": "text", "text": SUBAGENT_REPORT}], top={"content": []})
+    found = [c for c, _ in extract_reports(messages)]
+    gotchas = [c.content for c in found if c.type is MemoryType.GOTCHA]
+    assert any(c.startswith("Root Cause\nThe date parser computed relative ranges in UTC") for c in gotchas)
+    assert any(STATE_TAG in c.tags and "resolveDateRange" in c.content for c in found)
+    # Its untyped sections (how the work looks) are not kept: the turn's own report has them.
+    assert not [c for c in found if c.type is MemoryType.CONTEXT]
+
+
+def test_a_background_launch_or_a_usage_limit_is_no_report() -> None:
+    launched = (
+        "Async agent launched successfully.\nagentId: a1fac88621f20fc5f (internal ID - do not mention "
+        "to user.)\nThe agent is working in the background. You will be notified automatically when "
+        "it completes. Do not duplicate this agent's work."
+    )
+    for content in (launched, "Claude AI usage limit reached|1754528400"):
+        assert extract_reports(_delegation([{"type": "text", "text": content}], top={})) == []
