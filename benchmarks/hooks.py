@@ -167,8 +167,12 @@ def refresh(root: Path, home: Path) -> float:
     return time.perf_counter() - started
 
 
-def measure_hooks(root: Path, home: Path, python: str, runs: int, size: int, pycache: Path) -> list[Series]:
-    """Every hook, as a new process, `runs` times each after a warm-up."""
+def measure_hooks(
+    root: Path, home: Path, python: str, runs: int, size: int, pycache: Path, spawns: int | None = None
+) -> list[Series]:
+    """Every hook, as a new process, `runs` times each after a warm-up; the Stop that starts the
+    worker `spawns` times (default half of `runs`, at least 5; 0: not measured), each after
+    the last worker finished."""
     from cortex.shell.files import file_lock
 
     env = {**os.environ, "CORTEX_HOME": str(home), "CORTEX_EMBEDDER": "none", "CLAUDE_PROJECT_DIR": str(root)}
@@ -229,8 +233,10 @@ def measure_hooks(root: Path, home: Path, python: str, runs: int, size: int, pyc
         out.append(hook("SessionEnd, worker running (queue only)", "SessionEnd", end))
     for path in (root / ".memory" / "queue").iterdir():
         path.unlink()
+    if spawns == 0:
+        return out
     spawned: list[dict[str, Any]] = []
-    for i in range(max(runs // 2, 5) + 1):
+    for i in range((max(runs // 2, 5) if spawns is None else spawns) + 1):
         rows = run_children(hook_command("Stop", python), json.dumps(stop), env, 1)
         if i:
             spawned += rows
@@ -435,6 +441,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--hooks-only", action="store_true", help="skip the worker rows")
     parser.add_argument(
+        "--spawn-runs", type=int, help="runs of the Stop that starts the worker (0: skip that row)"
+    )
+    parser.add_argument(
         "--scale-store", action="store_true", help="copy benchmarks.scale_vectors' cached store of this size"
     )
     args = parser.parse_args(argv)
@@ -465,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             setup.append(
                 "- a team store is configured (CORTEX_TEAM_DSN, PostgreSQL); the project has a git remote"
             )
-        series = measure_hooks(big, home, python, args.runs, args.memories, work / "pycache")
+        series = measure_hooks(big, home, python, args.runs, args.memories, work / "pycache", args.spawn_runs)
         if not args.hooks_only:
             small = make_project(work / "small" / "project", 0)
             if args.team_dsn:
