@@ -49,6 +49,7 @@ class Sets:
             sizes[row] = len(ws)
             flat.extend(vocab.setdefault(w, len(vocab)) for w in ws)
         self.vocab = max(len(vocab), 1)
+        self.ids = vocab
         rows = np.repeat(np.arange(len(texts)), sizes)
         tokens = np.asarray(flat, dtype=np.int64)
         order = np.lexsort((tokens, rows))
@@ -63,16 +64,26 @@ class Sets:
 
     def without_polarity(self) -> Sets:
         """The same rows with the polarity words left out."""
+        return self._subset(~self.polar_token)
+
+    def only(self, kept: Collection[str]) -> Sets:
+        """The same rows holding only the words of `kept`."""
+        import numpy as np
+
+        ids = np.asarray(sorted(self.ids[w] for w in kept if w in self.ids), dtype=np.int64)
+        return self._subset(np.isin(self.tokens, ids))
+
+    def _subset(self, keep: Any) -> Sets:
         import numpy as np
 
         other = object.__new__(type(self))
-        keep = ~self.polar_token
         other.tokens = self.tokens[keep]
         kept = np.concatenate(([0], np.cumsum(keep)))
         other.indptr = kept[self.indptr]
         other.sizes = np.diff(other.indptr)
         other.vocab = self.vocab
-        other.polar_token = np.zeros(len(other.tokens), dtype=bool)
+        other.ids = self.ids
+        other.polar_token = self.polar_token[keep]
         other.polar = self.polar
         other._keys = None
         return other

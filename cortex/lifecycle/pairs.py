@@ -39,12 +39,14 @@ from cortex.app import Cortex
 from cortex.core.lifecycle.consolidate import CONTRADICTION_JACCARD
 from cortex.core.model import Status
 from cortex.core.text import jaccard, words
+from cortex.core.write.distinct import TECHNOLOGIES
 from cortex.core.write.gate import (
     NEAR_DUPLICATE_COSINE,
     NEAR_DUPLICATE_JACCARD,
     POLARITY_WORDS,
     UNCERTAIN_JACCARD,
 )
+from cortex.core.write.paraphrase import NAMED_TECHNOLOGIES
 from cortex.core.write.similar import UNMERGEABLE_TYPES, SimilarPair, Text, pair_key
 from cortex.lifecycle import pair_joins as joins
 from cortex.store.packing import unit_rows
@@ -55,7 +57,7 @@ COSINE_SLACK = 1e-4  # float32 products may differ from the float64 cosine that 
 STORE_PROBES = 64  # up to this many changed memories, ask the store's indexes, not memory
 FIRST_K = 16  # neighbours asked of nearest() first; four times more while all are close enough
 MAX_WORD_QUERIES = 32  # word groups in one text-index query
-WORD_COUNT_CAP = 2_000  # rarity is counted up to this; longer words first among the commoner ones
+WORD_COUNT_CAP = 20_000  # rarity is counted up to this; longer words first among the commoner ones
 
 
 def vector_index(cx: Cortex, store: StoreAdmin) -> VectorIndex | None:
@@ -130,11 +132,31 @@ def _in_memory(cx: Cortex, store: StoreAdmin, probes: Collection[str] | None) ->
     codes = np.unique(np.concatenate((_codes(word_a, word_b, n), close)))
     a, b = codes // n, codes % n
     scores = joins.jaccards(sets, a, b)
-    keep = (scores >= UNCERTAIN_JACCARD) | np.isin(codes, close)
+    near = np.isin(codes, close)
+    keep = ((scores >= UNCERTAIN_JACCARD) | near) & _may_matter(sets, plain, polarity, a, b, scores, near)
     return {
         pair_key(texts[x].id, texts[y].id): float(score)
         for x, y, score in zip(a[keep].tolist(), b[keep].tolist(), scores[keep].tolist(), strict=True)
     }
+
+
+def _may_matter(
+    sets: joins.Sets, plain: joins.Sets, polarity: Any, a: Any, b: Any, scores: Any, near: Any
+) -> Any:
+    """Which row pairs the plan may use, from conditions the write gate's rules need (the plan
+    drops every other pair unread): a contradiction needs a flip and the other words to
+    overlap; a re-typing needs the Jaccard, no flip, and one side naming every technology of
+    the other; a paraphrase needs close vectors and the same named technologies."""
+    flips = polarity[a] != polarity[b]
+    contradicts = flips & (joins.jaccards(plain, a, b) >= CONTRADICTION_JACCARD - EPS)
+    every = sets.only(TECHNOLOGIES)
+    shared = joins.overlaps(every, a, b)
+    retyped = (scores >= NEAR_DUPLICATE_JACCARD - EPS) & ~flips
+    retyped &= (shared == every.sizes[a]) | (shared == every.sizes[b])
+    named = sets.only(NAMED_TECHNOLOGIES)
+    same = joins.overlaps(named, a, b)
+    reworded = near & (same == named.sizes[a]) & (same == named.sizes[b])
+    return contradicts | retyped | reworded
 
 
 def _codes(left: list[Any], right: list[Any], n: int) -> Any:
@@ -175,8 +197,10 @@ def _sharing(
     store: WordSearch, ws: set[str], threshold: float, kind: str, flip: bool, counted: dict[str, int]
 ) -> list[Text] | None:
     """Memories of type `kind` that may overlap `ws` by `threshold` (a superset; with `flip`,
-    only those that may hold a polarity word `ws` lacks, when it has none); None: ask them all."""
-    groups = _word_groups(store, ws, threshold, counted)
+    the overlap of the words other than polarity words, and only memories that hold a polarity
+    word when `ws` has none); None: ask them all."""
+    plain = ws - POLARITY_WORDS if flip else ws
+    groups = _word_groups(store, plain, threshold, counted)
     if groups is None:
         return None
     required = sorted(POLARITY_WORDS) if flip and not ws & POLARITY_WORDS else []
@@ -195,6 +219,8 @@ def _nearest(store: StoreAdmin, index: VectorIndex, vector: bytes) -> set[str]:
 
 def _can_matter(a: frozenset[str], b: frozenset[str], close: bool) -> float | None:
     """The pair's word Jaccard when it can change a plan (see the module's docstring)."""
+    if not close and not UNCERTAIN_JACCARD * len(a) <= len(b) <= len(a) / UNCERTAIN_JACCARD:
+        return None  # the smaller set over the larger bounds the Jaccard from above
     score = jaccard(a, b)
     if close:
         return score
@@ -229,7 +255,7 @@ def _from_store(cx: Cortex, store: StoreAdmin, probes: Collection[str]) -> dict[
         lexical = flipping = None
         if isinstance(store, WordSearch):
             lexical = _sharing(store, set(ws), NEAR_DUPLICATE_JACCARD, kind, False, counted)
-            flipping = _sharing(store, set(ws - POLARITY_WORDS), CONTRADICTION_JACCARD, kind, True, counted)
+            flipping = _sharing(store, set(ws), CONTRADICTION_JACCARD, kind, True, counted)
         if lexical is None or flipping is None:
             whole = store.active_texts() if whole is None else whole
             others = [(t.id, t.type, t.content) for t in whole]
@@ -238,9 +264,13 @@ def _from_store(cx: Cortex, store: StoreAdmin, probes: Collection[str]) -> dict[
             seen = {t[0] for t in others}
             got = store.get_many(sorted(near - seen)).values()
             others += [(o.id, o.type.value, o.content) for o in got if o.status is Status.ACTIVE]
+        asked = {m.id}  # both searches find many of the same memories
         for oid, otype, content in others:
+            if oid in asked or otype != kind:
+                continue
+            asked.add(oid)
             key = pair_key(m.id, oid)
-            if oid == m.id or otype != kind or key in found:
+            if key in found:
                 continue
             theirs = sets.get(oid)
             if theirs is None:

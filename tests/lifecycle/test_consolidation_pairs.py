@@ -137,3 +137,26 @@ def test_an_incremental_run_compares_only_what_changed_and_full_compares_everyth
     assert lifecycle.consolidate(cx, dry_run=True).stores[0].plan.empty  # nothing changed since
     whole = lifecycle.consolidate(cx, dry_run=True, full=True).stores[0].plan
     assert whole == lifecycle.plan_store(cx, store) and not whole.empty
+
+
+def test_a_new_negation_finds_the_memory_it_negates_when_that_holds_no_polarity_word(
+    opened: Callable[[int], tuple[Cortex, StoreAdmin]],
+) -> None:
+    """The contradiction search asks for a polarity word in the other memory only when the new
+    one has none. Here the new memory says "never", the stored one holds no polarity word, and
+    they share too few words for the duplicate search to find the pair (four words of the new
+    memory, the rarest, are missing from the stored one)."""
+    cx, store = opened(1_000)
+    template = store.list_memories(types=["gotcha"])[0]
+    said = "the deploy script retries the upload of build artifacts to the staging bucket"
+    negated = f"{said} never qzxa qzxb qzxc qzxd"
+    older = replace(template, id="stored0", content=said, content_hash=content_hash(said))
+    newer = replace(template, id="probe0", content=negated, content_hash=content_hash(negated))
+    with store.transaction():
+        store.insert_memory(older, "test", older.created)
+    seq = store.journal_seq()
+    with store.transaction():
+        store.insert_memory(newer, "test", newer.created)
+    plan = lifecycle.plan_store(cx, store, since_seq=seq)
+    assert plan == all_pairs_plan(cx, store, {"probe0"})
+    assert [{c.newer.id, c.older.id} for c in plan.contradictions] == [{"probe0", "stored0"}]
