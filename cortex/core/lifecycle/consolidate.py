@@ -139,14 +139,6 @@ def _duplicate_score(
     return None
 
 
-def _named(seen: dict[str, frozenset[str]], m: Memory) -> frozenset[str]:
-    """The technologies `m` names, read once per plan (`seen`)."""
-    got = seen.get(m.id)
-    if got is None:
-        got = seen[m.id] = TECHNOLOGIES.intersection(words(m.content))
-    return got
-
-
 def _keeper_order(m: Memory) -> tuple[bool, int, int, int, str, str]:
     """Pinned first, then the one that says most (distinct words, then length)."""
     return (
@@ -321,14 +313,14 @@ def plan_consolidation(
     cos = cosines or {}
     order = _nearby_first(pairs)
     links = []
-    named: dict[str, frozenset[str]] = {}
+    named = {m.id: frozenset(TECHNOLOGIES.intersection(words(m.content))) for m in live}
     for k in order:
         p = pairs[k]
         a, b = by_id[p.a], by_id[p.b]
         if a.type != b.type or a.type in UNMERGEABLE_TYPES:
             continue
         # Different facts (a number, identifier, negation, technology) are never merged.
-        score = _duplicate_score(a, b, p, cos, _named(named, a), _named(named, b))
+        score = _duplicate_score(a, b, p, cos, named[p.a], named[p.b])
         if score is not None:
             links.append((p.a, p.b, score))
     links.sort(key=lambda x: (-x[2], x[0], x[1]))
