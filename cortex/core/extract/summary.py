@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from cortex.core.extract.speech import (
     MIN_OPTIONS,
@@ -45,6 +46,8 @@ REPORT_CONFIDENCE = 0.6
 REPORT_PRIORITY = 4
 ITEM_CONFIDENCE = 0.65
 ITEM_PRIORITY = 6
+SUBAGENT_CONFIDENCE = 0.5
+SUBAGENT_PRIORITY = 2
 # Kinds that say something is settled: a guess, options or a question are not.
 _SETTLED_ONLY = (MemoryType.GOTCHA, MemoryType.DECISION)
 
@@ -139,9 +142,13 @@ def extract_reports(messages: Sequence[Message]) -> Found:
     found: Found = []
     for turn in split_turns(messages):
         # A subagent's report describes its work at length: only what it found, decided and
-        # left in what state is kept, not its untyped sections.
+        # left in what state is kept, not its untyped sections. It is second-hand (the turn's
+        # own report relays what matters), so its notes rank below the turn's own.
         for text, message in delegated_reports(turn):
-            found.extend(_report_candidates(text, message, untyped=False))
+            found.extend(
+                (replace(c, confidence=SUBAGENT_CONFIDENCE, priority=SUBAGENT_PRIORITY), m)
+                for c, m in _report_candidates(text, message, untyped=False)
+            )
         final = final_text(turn)
         if final is not None:
             found.extend(_report_candidates(*final))
