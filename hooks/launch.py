@@ -110,5 +110,25 @@ def main(argv):
     return run_hook(argv[1])
 
 
+def end_hook(code):
+    """End a hook's process at once: its output is written and every file it wrote is closed, so
+    the interpreter's teardown (freeing every module, ~10 ms of a hook that takes ~90) only
+    delays the session. A process that opened a team-store pool ends normally: its atexit
+    handler closes the pool."""
+    if "cortex.store.postgres.connection" in sys.modules:
+        sys.exit(code)
+    try:
+        logging = sys.modules.get("logging")
+        if logging is not None:
+            logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] != "cli":
+        end_hook(main(sys.argv))
     sys.exit(main(sys.argv))

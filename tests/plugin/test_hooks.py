@@ -347,8 +347,11 @@ def launch(
 
 
 MODULES_PROBE = """
-import json, runpy, sys
+import json, os, runpy, sys
 sys.argv = [sys.argv[1], sys.argv[2]]
+def _exit_here(code):  # a hook ends with os._exit: end the run here instead, to list its modules
+    raise SystemExit(code)
+os._exit = _exit_here
 try:
     runpy.run_path(sys.argv[0], run_name="__main__")
 except SystemExit as exc:
@@ -414,6 +417,22 @@ def test_cortex_hook_command_runs_the_same_entry_point(briefed: Cortex, project:
 def test_the_launcher_exits_0_on_garbage(project: Path) -> None:
     proc = launch("Stop", stdin=b"\x00\xff garbage")
     assert (proc.returncode, proc.stdout) == (0, b"")
+
+
+def test_a_hook_process_ends_at_once_with_its_output_and_log_written(
+    briefed: Cortex, project: Path, tmp_path: Path
+) -> None:
+    # A hook's process skips the interpreter's teardown (os._exit): what it wrote must be out.
+    home = tmp_path / "home-of-this-run"
+    env = {"CORTEX_HOME": str(home), "CLAUDE_PROJECT_DIR": str(tmp_path / "elsewhere")}
+    proc = launch("Stop", stdin=b"\x00\xff garbage", env=env, python=[sys.executable, "-S"])
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert "hook input is not JSON" in (home / "cortex.log").read_text(encoding="utf-8")
+    start = launch(
+        "SessionStart", stdin=json.dumps(start_payload(project)).encode(), python=[sys.executable, "-S"]
+    )
+    assert start.returncode == 0
+    assert "cortex:briefing" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_the_launcher_cli_mode_runs_the_cortex_cli(briefed: Cortex, project: Path) -> None:
