@@ -32,6 +32,7 @@ import argparse
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -40,7 +41,7 @@ from benchmarks.gen_store import ACTOR, MODEL_HOME, NOW, generate_memories, load
 from benchmarks.hooks import make_project
 from cortex.core import graph
 from cortex.core.model import Edge, EdgeStatus, Memory, MemoryType, Scope, Status
-from cortex.core.serial import dumps, format_time, memory_to_dict
+from cortex.core.serial import dumps, edge_to_dict, format_time, memory_to_dict
 from cortex.paths import Paths, ensure_store_dir
 
 if TYPE_CHECKING:
@@ -76,15 +77,7 @@ def _chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 def _edge_journal(e: Edge) -> tuple[str, str, str, str, str]:
     at = e.created or NOW
-    payload = {
-        "source": e.source,
-        "target": e.target,
-        "type": e.type.value,
-        "strength": e.strength,
-        "status": e.status.value,
-        "created": format_time(at),
-    }
-    return (format_time(at) or "", ACTOR, "edge", e.source, dumps(payload))
+    return (format_time(at) or "", ACTOR, "edge", e.source, dumps(edge_to_dict(replace(e, created=at))))
 
 
 def build(

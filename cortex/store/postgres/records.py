@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from cortex.core.model import Edge, EdgeStatus, EdgeType
-from cortex.core.serial import dumps, format_time, parse_time
+from cortex.core.serial import dumps, edge_to_dict, format_time, parse_time
 from cortex.store.port import CursorRow
 from cortex.store.postgres.connection import Session
 
@@ -67,14 +68,7 @@ class Records:
                 "strength = excluded.strength, status = excluded.status, updated = excluded.updated",
                 (e.source, e.target, e.type.value, e.strength, e.status.value, created, format_time(at)),
             )
-            payload = {
-                "source": e.source,
-                "target": e.target,
-                "type": e.type.value,
-                "strength": e.strength,
-                "status": e.status.value,
-                "created": created,
-            }
+            payload = edge_to_dict(replace(e, created=e.created or at))
             write_journal(conn, actor, "edge", e.source, payload, at)
 
     def delete_edge(self, source: str, target: str, etype: str, actor: str, at: datetime) -> None:

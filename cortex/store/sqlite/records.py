@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from cortex.core.model import Edge, EdgeStatus, EdgeType
-from cortex.core.serial import dumps, format_time, parse_time
+from cortex.core.serial import dumps, edge_to_dict, format_time, parse_time
 from cortex.store.port import CursorRow
 from cortex.store.sqlite.codec import marks
 from cortex.store.sqlite.connection import Connection
@@ -70,20 +71,7 @@ class Records:
                 format_time(at),
             ),
         )
-        self.journal(
-            actor,
-            "edge",
-            e.source,
-            {
-                "source": e.source,
-                "target": e.target,
-                "type": e.type.value,
-                "strength": e.strength,
-                "status": e.status.value,
-                "created": format_time(e.created or at),
-            },
-            at,
-        )
+        self.journal(actor, "edge", e.source, edge_to_dict(replace(e, created=e.created or at)), at)
 
     def delete_edge(self, source: str, target: str, etype: str, actor: str, at: datetime) -> None:
         """Remove one edge and journal it."""
