@@ -73,6 +73,7 @@ _FLOOR = r"""
 import os
 import sys
 from pathlib import Path
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `cortex recall` sets it before numpy
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
