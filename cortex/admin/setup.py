@@ -127,7 +127,7 @@ def say(message: str) -> None:
 
 def _exclude_step(cx: Cortex) -> Step:
     root = cx.paths.root
-    common, top = git.read_git_common_dir(root), git.read_toplevel(root)
+    common, top = git.read_repo_dirs(root)
     if common is None or top is None:
         return Step("rules-file exclusion", "skipped", f"{root} is not a git repository: nothing to keep out")
     try:

@@ -8,7 +8,6 @@ never raises: a read-only checkout or a full disk is logged and reported in the 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -218,24 +217,8 @@ def _write(cx: Cortex, rendered: Rendered, errors: list[str]) -> tuple[Path | No
     return rules_file, cache_file, excluded
 
 
-def _git_dirs(root: Path) -> tuple[Path | None, Path | None]:
-    """(git common dir, top level) of `root`'s work tree. A plain clone whose top is `root` is
-    read from the file system: what `git rev-parse` says there, without the two git processes
-    (~10 ms of CPU each to start from a worker holding a large store, after every turn)."""
-    dot_git = root / ".git"
-    plain = dot_git.is_dir() and not (dot_git / "commondir").exists()
-    if plain and not any(os.environ.get(v) for v in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
-        try:  # a configured work tree elsewhere (core.worktree) is git's to resolve
-            moved = "worktree" in (dot_git / "config").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            moved = True
-        if not moved:
-            return dot_git.resolve(), root
-    return git.read_git_common_dir(root), git.read_toplevel(root)
-
-
 def _exclude(root: Path, errors: list[str]) -> bool:
-    common, top = _git_dirs(root)
+    common, top = git.read_repo_dirs(root)
     if common is None or top is None:
         return False  # not a git repository: nothing to keep the file out of
     try:

@@ -250,14 +250,13 @@ def test_a_refresh_at_an_unchanged_head_starts_no_git_process(
 
 
 def test_the_git_dirs_read_without_git_are_what_git_says(tmp_path: Path) -> None:
-    from cortex.briefing.deliver import _git_dirs
     from cortex.shell import git as shell_git
 
     root = make_project(tmp_path).paths.root
     linked = tmp_path / "linked"
     git(root, "worktree", "add", "-q", str(linked))  # `.git` is a file there: git answers
     for where in (root, linked):
-        common, top = _git_dirs(where)
+        common, top = shell_git.read_repo_dirs(where)
         assert common is not None and top is not None
         assert (common.resolve(), top.resolve()) == (
             shell_git.read_git_common_dir(where).resolve(),  # type: ignore[union-attr]
