@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import logging
-import os
 import sys
-from typing import NoReturn
 
 import click
 
@@ -27,6 +24,7 @@ from cortex.cli import (
     team,
 )
 from cortex.cli.group import CortexGroup, cli, exit_quietly
+from cortex.shell.process import end_now
 
 # Every command of `cortex`, in help order. A new command is added here and nowhere else.
 COMMANDS: tuple[click.Command, ...] = (
@@ -70,15 +68,6 @@ for _command in COMMANDS:
 # and closed its stores, the process ends without the interpreter's teardown: freeing the
 # embedding model and every module costs tens of milliseconds that nobody waits for usefully.
 QUICK_EXIT = frozenset({"recall", "get", "traverse"})
-
-
-def end_now(code: object) -> NoReturn:
-    """Flush the logs and both streams, then end the process with `code` (SystemExit's rules)."""
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # a reader gone away is not an error (exit_quietly)
-            stream.flush()
-    os._exit(code if isinstance(code, int) else (0 if code is None else 1))
 
 
 def main() -> None:
