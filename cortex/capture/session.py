@@ -20,7 +20,7 @@ from pathlib import Path
 from cortex.app import Cortex
 from cortex.capture import write as writer
 from cortex.capture.queue import QueueEntry, message_probe
-from cortex.capture.supersession import retract_answer, supersede_states
+from cortex.capture.supersession import retract_answer, supersede_by_manifest, supersede_states
 from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_sourced, rejections
 from cortex.core.extract.transcript import Message, Role, parse_chunk
 from cortex.core.model import (
@@ -192,7 +192,9 @@ def _commit_chunk(
             while rejected and rejected[0].offset < turn[0].turn_end:
                 retract_answer(cx, store, rejected.pop(0))
             others = [s for s in turn if not is_state(s.candidate.tags)]
-            outcomes += writer.write_batch(cx, store, [_item(s, git) for s in others])
+            written = writer.write_batch(cx, store, [_item(s, git) for s in others])
+            supersede_by_manifest(cx, store, [o.memory for o in written])
+            outcomes += written
             latest = [s for s in turn if is_state(s.candidate.tags)]
             states = writer.write_batch(cx, store, [_item(s, git) for s in latest])
             supersede_states(cx, store, [o.memory for o in states])

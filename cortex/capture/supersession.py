@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from cortex.app import Cortex
+from cortex.core.extract.manifests import DROPS_PREFIX, ENTRY_PREFIX, MANIFEST_TAG
 from cortex.core.extract.pipeline import Rejection
 from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
 from cortex.core.extract.structural import EDITS_TAG
@@ -98,9 +100,11 @@ def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None
 # A turn report's state sections say where a piece of work stands. The work a section is about
 # is named by its issue or pull request number or its commit ("PR #387 merged with squash commit
 # b77f523", "PR #390 created"): the latest report replaces an earlier section when it names the
-# same work, or when the earlier section names none. A report of where PR #389 stands says
-# nothing of PR #387's merge, which stays current. Files and versions are not the work: one
-# task's reports name different files as it goes.
+# same work. A report of where PR #389 stands says nothing of PR #387's merge, which stays
+# current. A section that names no work item but names files ("update.sh now bumps the version
+# and hash") is about those files: a later report replaces it only when it names one of them too,
+# so a report on the NixOS module does not retire what was done to the update script. A section
+# that names neither is where the work as a whole stood: the latest report replaces it.
 _REF = re.compile(
     r"(?:(?<![\w&])#|\b(?:pr|pull request|issue|mr)\s+#?|/(?:pull|issues|merge_requests)/)(\d+)\b",
     re.IGNORECASE,
@@ -123,16 +127,82 @@ def is_report_section(memory: Memory) -> bool:
 
 
 def report_topics(latest: Sequence[Memory]) -> Mapping[str, frozenset[str]]:
-    """Branch key -> the work the latest turn's state notes name."""
+    """Branch key -> the work items and files (`file:<path>`) the latest turn's state notes name."""
     out: dict[str, frozenset[str]] = {}
     for m in latest:
         if STATE_TAG in m.tags:
             key = branch_key(m.source.branch)
-            out[key] = out.get(key, frozenset()) | work_items(m.content)
+            out[key] = out.get(key, frozenset()) | work_items(m.content) | _file_items(m)
     return out
 
 
 def same_topic(old: Memory, topics: Mapping[str, frozenset[str]]) -> bool:
-    """The latest report speaks of the work `old` names (or `old` names none)."""
-    named = work_items(old.content)
+    """The latest report speaks of the work `old` names, else of the files it names (or `old`
+    names neither)."""
+    named = work_items(old.content) or _file_items(old)
     return not named or bool(named & topics.get(branch_key(old.source.branch), frozenset()))
+
+
+def _file_items(memory: Memory) -> frozenset[str]:
+    return frozenset(f"file:{path}" for path in memory.source.files)
+
+
+# -- what a manifest edit makes out of date -----------------------------------------------------
+# A manifest note lists the commands its edit took out of the manifest's scripts (`drops:`): an
+# earlier plan, decision or report of where things stood that still names one of them verbatim
+# ("start the frontend with `bun --bun next dev`", after an edit made it `bun next dev`) no
+# longer says how the project runs. A gotcha naming it stays: why the command had to go is the
+# knowledge. An earlier manifest note whose every entry a later edit changed again is history.
+_PLANNED = (PLAN_TAG, REPORT_TAG, FINDING_TAG, STATE_TAG)
+_PLANNED_TYPES = [
+    t.value
+    for t in (
+        MemoryType.DECISION,
+        MemoryType.PATTERN,
+        MemoryType.ARCHITECTURE,
+        MemoryType.PROGRESS,
+        MemoryType.CONTEXT,
+    )
+]
+
+
+def supersede_by_manifest(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -> None:
+    """Retire what the latest turn's manifest edits make out of date (history keeps it)."""
+    notes = [m for m in latest if MANIFEST_TAG in m.tags]
+    if not notes:
+        return
+    now = cx.now()
+    mine = {m.id for m in latest}
+    for note in notes:
+        drops = [_plain(t[len(DROPS_PREFIX) :]) for t in note.tags if t.startswith(DROPS_PREFIX)]
+        if not drops:
+            continue
+        held = {m.id: m for tag in _PLANNED for m in store.tagged(tag, _PLANNED_TYPES)}
+        for old in held.values():
+            if old.id in mine or old.status is not Status.ACTIVE:
+                continue
+            if any(drop in _plain(old.content) for drop in drops):
+                _retire(cx, store, old, note.id, now)
+    manifests = [
+        m for m in store.tagged(MANIFEST_TAG, [MemoryType.DECISION.value]) if m.status is Status.ACTIVE
+    ]
+    later: set[str] = set()
+    for m in reversed(manifests):  # newest first: what the notes after `m` changed
+        keys = _entries(m)
+        if m.id not in mine and keys and keys <= later:
+            _retire(cx, store, m, notes[-1].id, now)
+        later |= keys
+
+
+def _retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str, now: datetime) -> None:
+    store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
+    store.upsert_edge(supersedes_edge(newer, old.id, now), cx.actor, now)
+
+
+def _entries(memory: Memory) -> set[str]:
+    return {t for t in memory.tags if t.startswith(ENTRY_PREFIX)}
+
+
+def _plain(text: str) -> str:
+    """Lower-cased, without backticks, whitespace runs as one space."""
+    return " ".join(text.replace("`", "").lower().split())

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from cortex.core.extract.claims import without_unbacked_claims
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
+from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fields
 from cortex.core.extract.markers import extract_lexical
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.signals import extract_signals
@@ -23,7 +24,7 @@ from cortex.core.write.state import is_state
 MAX_CANDIDATES_PER_TURN = 60
 MAX_FILES_PER_CANDIDATE = 10
 DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
-# Tool input fields the layers read; the rest (file contents, diffs) is never kept.
+# Tool input fields the layers read; the rest (file contents, diffs but a manifest's) is never kept.
 KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description", "plan", "bash_id", "shell_id")
 MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
 
@@ -112,6 +113,7 @@ def _turn_candidates(
         raw.extend(extract_structural(turn, project_root=project_root))
         raw.extend(without_unbacked_claims(extract_reports(untagged), turn))
         raw.extend(extract_signals(untagged))
+        raw.extend(extract_manifest_changes(turn))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))
     out: list[SourcedCandidate] = []
@@ -199,6 +201,7 @@ def _kept_input(tool_input: Mapping[str, object]) -> dict[str, object]:
     kept: dict[str, object] = {
         k: tool_input[k] for k in KEPT_INPUT_FIELDS if isinstance(tool_input.get(k), str)
     }
+    kept.update(kept_edit_fields(tool_input))  # a manifest edit's sides: the manifest layer reads them
     todos = tool_input.get("todos")
     if isinstance(todos, list):
         kept["todos"] = [

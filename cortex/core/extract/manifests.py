@@ -1,0 +1,234 @@
+"""Layer 2d, manifest changes: what an edit of a dependency manifest added, removed or changed. Pure.
+
+An edit of `package.json`, `pyproject.toml`, `Cargo.toml` and the like is a decision in one
+line: a dependency added, removed or pinned, a script's command changed. The note says what
+changed, entry by entry (`devDependencies: removed npm-run-all ^4.1.5`; `scripts dev:frontend,
+build: removed --bun`), not the file's state midway. It also carries the commands the edit took
+out (`drops:` tags), so capture can retire an earlier plan or decision that still names them
+(`bun --bun next dev` in a plan, after an edit turned it into `bun next dev`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from cortex.core.extract.transcript import Message, ToolUse
+from cortex.core.model import Candidate, Layer, MemoryType
+
+MANIFEST_TAG = "manifest"
+DROPS_PREFIX = "drops:"  # a command the edit took out of the manifest
+ENTRY_PREFIX = "entry:"  # `entry:<file>:<key>`, one per entry the note says changed
+MANIFEST_NAMES = frozenset(
+    {
+        "package.json",
+        "pyproject.toml",
+        "Cargo.toml",
+        "composer.json",
+        "deno.json",
+        "Pipfile",
+        "requirements.txt",
+        "requirements-dev.txt",
+    }
+)
+# A package's own description, not what it depends on or runs.
+METADATA_KEYS = frozenset(
+    {
+        "name", "version", "description", "title", "author", "authors", "license", "homepage",
+        "repository", "readme", "keywords", "edition", "main", "module", "types", "icon",
+        "displayName", "publisher", "category", "categories", "command", "url", "email",
+    }
+)  # fmt: skip
+MAX_EDIT_CHARS = 4000  # of each side of a manifest edit kept for this layer
+MAX_PARTS = 8
+MAX_VALUE_CHARS = 60
+MAX_DROP_CHARS = 120
+CONFIDENCE = 0.6
+PRIORITY = 4
+
+# `"key": "value"` (JSON) or `key = "value"` (TOML); a quoted TOML key too.
+_ENTRY = re.compile(r'^\s*"?([\w@./:\-]+)"?\s*[:=]\s*"((?:[^"\\]|\\.)*)"\s*,?\s*$')
+# `name = { version = "1.2", ... }` (TOML inline table): its version.
+_TABLE = re.compile(r'^\s*"?([\w@./:\-]+)"?\s*=\s*\{.*?\bversion\s*=\s*"([^"]*)"')
+# `name>=1.2` (a requirements line or a TOML array item `"name>=1.2",`).
+_REQUIREMENT = re.compile(r'^\s*"?([A-Za-z0-9][\w.\-\[\]]*)\s*((?:[=<>!~]=?|===)\s*[^",;#\s]+)?"?\s*,?\s*$')
+# Where an entry sits: a JSON object's key (`"scripts": {`), a TOML table (`[tool.poetry]`) or
+# a TOML array (`dependencies = [`).
+_SECTION = re.compile(r'^\s*(?:"([\w@./:\-]+)"\s*:\s*[{\[]|\[+\s*([\w.\-"]+)\s*\]+|([\w.\-]+)\s*=\s*\[)\s*$')
+# Sections whose values are commands: a plan naming a command they lost is out of date.
+_COMMAND_SECTIONS = re.compile(r"(?:^|\.)(?:scripts|tasks)$")
+
+Entries = dict[tuple[str, str], str]  # (section, key) -> value
+
+
+def is_manifest(path: str) -> bool:
+    """True for a dependency manifest's file name (any folder)."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name in MANIFEST_NAMES or (name.startswith("requirements") and name.endswith(".txt"))
+
+
+def kept_edit_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
+    """The sides of a manifest edit this layer reads (nothing for any other file)."""
+    path = tool_input.get("file_path")
+    if not isinstance(path, str) or not is_manifest(path):
+        return {}
+    out: dict[str, object] = {}
+    for field in ("old_string", "new_string"):
+        value = tool_input.get(field)
+        if isinstance(value, str):
+            out[field] = value[:MAX_EDIT_CHARS]
+    edits = tool_input.get("edits")
+    if isinstance(edits, list):
+        out["edits"] = [
+            {k: e[k][:MAX_EDIT_CHARS] for k in ("old_string", "new_string") if isinstance(e.get(k), str)}
+            for e in edits
+            if isinstance(e, Mapping)
+        ]
+    return out
+
+
+def extract_manifest_changes(turn: Sequence[Message]) -> list[tuple[Candidate, Message]]:
+    """One note per successful manifest edit of the turn that changes an entry."""
+    found: list[tuple[Candidate, Message]] = []
+    for message in turn:
+        for use in message.tool_uses:
+            if use.name in ("Edit", "MultiEdit") and use.result is not None and not use.failed:
+                candidate = _edit_note(use)
+                if candidate is not None:
+                    found.append((candidate, message))
+    return found
+
+
+def _sides(use: ToolUse) -> list[tuple[str, str]]:
+    pairs = [(use.input.get("old_string"), use.input.get("new_string"))]
+    edits = use.input.get("edits")
+    if isinstance(edits, list):
+        pairs += [(e.get("old_string"), e.get("new_string")) for e in edits if isinstance(e, Mapping)]
+    return [(old, new) for old, new in pairs if isinstance(old, str) and isinstance(new, str)]
+
+
+def _edit_note(use: ToolUse) -> Candidate | None:
+    path = use.input.get("file_path")
+    if not isinstance(path, str) or not is_manifest(path):
+        return None
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    parts: list[str] = []
+    drops: list[str] = []
+    keys: list[str] = []
+    for old_text, new_text in _sides(use):
+        old, new = entries(old_text), entries(new_text)
+        parts += describe_changes(old, new)
+        drops += dropped_commands(old, new, new_text)
+        keys += sorted(k[1] for k in changed_keys(old, new))
+    if not parts:
+        return None
+    content = f"{name}: " + "; ".join(dict.fromkeys(parts[:MAX_PARTS]))
+    tags = (
+        MANIFEST_TAG,
+        *(f"{ENTRY_PREFIX}{name}:{k}" for k in dict.fromkeys(keys)),
+        *(DROPS_PREFIX + d for d in dict.fromkeys(drops)),
+    )
+    return Candidate(
+        content=content,
+        type=MemoryType.DECISION,
+        layer=Layer.STRUCTURAL,
+        confidence=CONFIDENCE,
+        priority=PRIORITY,
+        tags=tags,
+    )
+
+
+def entries(text: str) -> Entries:
+    """The manifest entries a snippet holds, by section and key."""
+    out: Entries = {}
+    section = ""
+    for line in text.splitlines():
+        head = _SECTION.match(line)
+        if head:
+            section = (head.group(1) or head.group(2) or head.group(3) or "").strip('"')
+            continue
+        match = _ENTRY.match(line) or _TABLE.match(line)
+        if match:
+            out[(section, match.group(1))] = match.group(2).replace('\\"', '"')
+            continue
+        req = _REQUIREMENT.match(line)
+        if req and (req.group(2) or section.endswith("dependencies") or not section):
+            out[(section, req.group(1))] = (req.group(2) or "").replace(" ", "")
+    return out
+
+
+def changed_keys(old: Entries, new: Entries) -> set[tuple[str, str]]:
+    """The entries added, removed or changed (a package's metadata left out)."""
+    keys = (old.keys() ^ new.keys()) | {k for k in old.keys() & new.keys() if old[k] != new[k]}
+    return {k for k in keys if k[1] not in METADATA_KEYS}
+
+
+def describe_changes(old: Entries, new: Entries) -> list[str]:
+    """What changed between two versions of the same entries, grouped by section and change:
+    `scripts dev:frontend, build: removed --bun`, `dependencies: added zod ^3.23`."""
+    changes: dict[tuple[str, str], list[str]] = {}
+    for key in changed_keys(old, new):
+        if key not in new:
+            changes.setdefault((key[0], _removed_entry(key[1], old[key])), [])
+        elif key not in old:
+            changes.setdefault((key[0], _added_entry(key[1], new[key])), [])
+        else:
+            changes.setdefault((key[0], _changed_value(old[key], new[key])), []).append(key[1])
+    out = []
+    for (section, change), keys in sorted(changes.items()):
+        where = " ".join(x for x in (section, ", ".join(sorted(keys))) if x)
+        out.append(f"{where}: {change}" if where else change)
+    return out
+
+
+def dropped_commands(old: Entries, new: Entries, new_text: str) -> list[str]:
+    """The commands (script values of two words or more) the edit took out: no longer in the
+    new text at all, so a plan that still names one is out of date."""
+    out = []
+    for key, value in old.items():
+        value = " ".join(value.split())
+        if (
+            not _COMMAND_SECTIONS.search(key[0])
+            or new.get(key) == value
+            or len(value.split()) < 2
+            or len(value) > MAX_DROP_CHARS
+        ):
+            continue
+        if value not in " ".join(new_text.split()):
+            out.append(value)
+    return out
+
+
+def _removed_entry(key: str, value: str) -> str:
+    return f"removed `{key}`" + (f" {_clip(value)}" if value and " " not in value else "")
+
+
+def _added_entry(key: str, value: str) -> str:
+    return f"added `{key}`" + (f" {_clip(value)}" if value and " " not in value else "")
+
+
+def _changed_value(old: str, new: str) -> str:
+    """A version bump as `old -> new`; a command by the words it lost and gained."""
+    if " " not in old.strip() and " " not in new.strip():
+        return f"{_clip(old)} -> {_clip(new)}"
+    before, after = old.split(), new.split()
+    # What lies between the words both share at the start and at the end: a flag taken out,
+    # a runner put in front (`next dev` -> `bun --bun next dev`).
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(before), len(after)) - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    lost = dict.fromkeys(w for w in before[head : len(before) - tail] if w not in after)
+    gained = dict.fromkeys(w for w in after[head : len(after) - tail] if w not in before)
+    said = []
+    if lost:
+        said.append(f"removed `{_clip(' '.join(lost))}`")
+    if gained:
+        said.append(f"added `{_clip(' '.join(gained))}`")
+    return ", ".join(said) or "reordered"
+
+
+def _clip(value: str) -> str:
+    return value if len(value) <= MAX_VALUE_CHARS else value[: MAX_VALUE_CHARS - 3] + "..."

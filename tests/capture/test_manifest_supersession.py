@@ -1,0 +1,136 @@
+"""Through the real capture path: a manifest edit retires the plan that still names a command
+it took out, and a report on other files leaves an earlier report alone (real shapes, shortened:
+a Next.js + Convex project that moved to Bun, then took Bun's runtime flag out again)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cortex.core.model import EdgeType, Scope, Status
+from tests.capture.test_state_supersession import answer_turn, capture_turns
+from tests.support.transcript_builders import V2_1, envelope, prompt_record, tool_result_record
+
+START_PLAN = (
+    "# Create Start Services Script\n\n## Overview\nCreate `scripts/start.sh` to start the dev services "
+    "with cleanup on exit.\n\n### Services to Start\n1. **Convex Backend** - `npx convex dev`\n"
+    "2. **Next.js Frontend** - `bun --bun next dev` (port 3000)\n"
+)
+OTHER_PLAN = (
+    "# Add Sign-in Page\n\n## Overview\nAdd a sign-in page with the Convex auth hooks and a "
+    "redirect for signed-in users.\n- Keep `npx convex dev` running in its own terminal\n"
+)
+SCRIPTS_BUN = (
+    '  "scripts": {\n    "dev:frontend": "bun --bun next dev",\n    "build": "bun --bun next build"\n  },'
+)
+
+
+def use_turn(
+    n: int, prompt: str, name: str, tool_input: dict[str, object], result: str
+) -> list[dict[str, object]]:
+    block = {"type": "tool_use", "id": f"t{n}", "name": name, "input": tool_input}
+    message = {"id": f"msg_{n}", "type": "message", "role": "assistant", "content": [block]}
+    return [
+        prompt_record(prompt, uuid=f"p{n}"),
+        {**envelope("assistant", f"a{n}", V2_1), "message": message},
+        tool_result_record(f"t{n}", result, is_error=False, top={"type": "text"}, uuid=f"r{n}"),
+    ]
+
+
+def test_a_manifest_edit_retires_the_plan_naming_a_command_it_took_out(project: Path) -> None:
+    approved = "User has approved your plan. You can now start coding."
+    edit = {
+        "file_path": str(project / "package.json"),
+        "old_string": SCRIPTS_BUN,
+        "new_string": SCRIPTS_BUN.replace("bun --bun next", "bun next"),
+    }
+    turns = [
+        use_turn(1, "make a start script", "ExitPlanMode", {"plan": START_PLAN}, approved),
+        use_turn(2, "now the sign-in page", "ExitPlanMode", {"plan": OTHER_PLAN}, approved),
+        use_turn(
+            3,
+            "remove the --bun flag, it breaks the convex deploy",
+            "Edit",
+            edit,
+            "The file has been updated.",
+        ),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        store = cx.write_store(Scope.PROJECT)
+        memories = store.all_memories()
+        status = {m.content.split("\n", 1)[0]: m.status for m in memories}
+        assert status["Approved plan: Create Start Services Script"] is Status.SUPERSEDED
+        assert status["Approved plan: Add Sign-in Page"] is Status.ACTIVE  # names no dropped command
+        note = next(m for m in memories if m.content.startswith("package.json:"))
+        assert note.content == "package.json: scripts build, dev:frontend: removed `--bun`"
+        assert note.status is Status.ACTIVE
+        plan = next(m for m in memories if m.content.startswith("Approved plan: Create Start"))
+        assert any(
+            e.type is EdgeType.SUPERSEDES and e.source == note.id and e.target == plan.id
+            for e in store.edges([plan.id])
+        )
+    finally:
+        cx.close()
+
+
+def test_a_later_manifest_edit_of_the_same_entries_retires_the_earlier_note(project: Path) -> None:
+    cargo = str(project / "Cargo.toml")
+    pin = {
+        "file_path": cargo,
+        "old_string": 'ort = "2.0"\nimageproc = "0.25"\n',
+        "new_string": 'ort = "1.16"\nimageproc = "0.25"\n',
+    }
+    back = {"file_path": cargo, "old_string": 'ort = "1.16"\n', "new_string": 'ort = "2.0.0-rc.10"\n'}
+    add = {
+        "file_path": cargo,
+        "old_string": 'imageproc = "0.25"\n',
+        "new_string": 'imageproc = "0.25"\nbase64 = "0.22"\n',
+    }
+    updated = "The file has been updated."
+    turns = [
+        use_turn(1, "add base64", "Edit", add, updated),
+        use_turn(2, "it fails to build, pin ort", "Edit", pin, updated),
+        use_turn(3, "no, upgrade rust and use the rc", "Edit", back, updated),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        status = {m.content: m.status for m in memories if m.content.startswith("Cargo.toml")}
+        assert status == {
+            "Cargo.toml: added `base64` 0.22": Status.ACTIVE,  # base64 changed once only
+            "Cargo.toml: ort: 2.0 -> 1.16": Status.SUPERSEDED,  # ort changed again later
+            "Cargo.toml: ort: 1.16 -> 2.0.0-rc.10": Status.ACTIVE,
+        }
+    finally:
+        cx.close()
+
+
+def test_a_report_on_other_files_leaves_an_earlier_report_alone(project: Path) -> None:
+    # Real shape (shortened): the update script's report, then reports on the NixOS module.
+    script = (
+        "Successfully implemented working update script!\n- Latest version: v0.9.3\n"
+        "- Update script: `./update.sh` updates version and hash\n"
+        "- Updated dependencies: Added fastapi, uvicorn, setproctitle for v0.9.3"
+    )
+    module = (
+        "## NixOS Module Implementation\nLocation: `nixos-modules/skypilot/default.nix`\n"
+        "- Creates a dedicated skypilot system user and its state directories"
+    )
+    module_again = (
+        "## Module status\n- `nixos-modules/skypilot/default.nix` now validates its directory options\n"
+        "- The simple VM test passes"
+    )
+    turns = [
+        answer_turn(1, "write an update script", script),
+        answer_turn(2, "now a NixOS module", module),
+        answer_turn(3, "validate the paths", module_again),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        status = {m.content.split("\n", 1)[0]: m.status for m in memories}
+        assert status["Successfully implemented working update script!"] is Status.ACTIVE  # other files
+        assert status["NixOS Module Implementation"] is Status.SUPERSEDED  # the same file, later
+        assert status["Module status"] is Status.ACTIVE
+    finally:
+        cx.close()

@@ -1,0 +1,91 @@
+"""Manifest edits: what an edit of package.json, Cargo.toml or pyproject.toml changed, entry by
+entry, and which script commands it took out (real edit shapes, shortened)."""
+
+from __future__ import annotations
+
+from cortex.core.extract.manifests import (
+    DROPS_PREFIX,
+    MANIFEST_TAG,
+    extract_manifest_changes,
+    kept_edit_fields,
+)
+from cortex.core.extract.pipeline import redact_messages
+from cortex.core.model import MemoryType
+from tests.support.transcript_builders import assistant, tool, user
+
+PKG = "/home/dev/golf/package.json"
+# A Next.js project's scripts as an edit left them, then the edit that took `--bun` out again.
+SCRIPTS_BUN = (
+    '  "scripts": {\n    "dev": "bun run --parallel dev:frontend dev:backend",\n'
+    '    "dev:frontend": "bun --bun next dev",\n    "dev:backend": "npx convex dev",\n'
+    '    "build": "bun --bun next build",\n    "lint": "bun --bun next lint"\n  },'
+)
+SCRIPTS_NODE = SCRIPTS_BUN.replace("bun --bun next", "bun next")
+
+
+def notes(*uses):
+    found = extract_manifest_changes([user("fix the deploy"), assistant(uses=tuple(uses))])
+    return [c for c, _ in found]
+
+
+def edit(path: str, old: str, new: str, *, error: bool = False):
+    return tool("Edit", {"file_path": path, "old_string": old, "new_string": new}, error=error)
+
+
+def test_a_script_edit_says_which_words_each_script_lost_and_which_commands_it_dropped() -> None:
+    [note] = notes(edit(PKG, SCRIPTS_BUN, SCRIPTS_NODE))
+    assert note.content == "package.json: scripts build, dev:frontend, lint: removed `--bun`"
+    assert note.type is MemoryType.DECISION
+    assert MANIFEST_TAG in note.tags
+    drops = {t[len(DROPS_PREFIX) :] for t in note.tags if t.startswith(DROPS_PREFIX)}
+    assert drops == {"bun --bun next dev", "bun --bun next build", "bun --bun next lint"}
+
+
+def test_a_command_still_in_the_new_text_is_not_dropped() -> None:
+    # `next dev` became `bun --bun next dev`: the old command is still there, inside the new one.
+    old = '  "scripts": {\n    "dev:frontend": "next dev",\n    "start": "next start"\n  },'
+    new = (
+        '  "scripts": {\n    "dev:frontend": "bun --bun next dev",\n    "start": "bun --bun next start"\n  },'
+    )
+    [note] = notes(edit(PKG, old, new))
+    assert note.content == "package.json: scripts dev:frontend, start: added `bun --bun`"
+    assert not [t for t in note.tags if t.startswith(DROPS_PREFIX)]
+
+
+def test_dependencies_removed_added_and_pinned() -> None:
+    old = '  "devDependencies": {\n    "eslint": "^9",\n    "npm-run-all": "^4.1.5"\n  }\n}'
+    new = '  "devDependencies": {\n    "eslint": "^9"\n  },\n  "engines": {\n    "node": ">=18.0.0"\n  }\n}'
+    [note] = notes(edit(PKG, old, new))
+    assert (
+        note.content
+        == "package.json: devDependencies: removed `npm-run-all` ^4.1.5; engines: added `node` >=18.0.0"
+    )
+    cargo = "/home/dev/medianator/Cargo.toml"
+    [pin] = notes(edit(cargo, 'ndarray = "0.16"\nort = "2.0"\n', 'ndarray = "0.15"\nort = "1.16"\n'))
+    assert pin.content == "Cargo.toml: ndarray: 0.16 -> 0.15; ort: 2.0 -> 1.16"
+    toml = "/home/dev/api/pyproject.toml"
+    [table] = notes(
+        edit(toml, 'fastapi = { version = "0.110" }\n', 'fastapi = { version = "0.115", extras = ["all"] }\n')
+    )
+    assert table.content == "pyproject.toml: fastapi: 0.110 -> 0.115"
+
+
+def test_metadata_failed_edits_and_other_files_leave_no_note() -> None:
+    meta_old = 'version = "0.2.0"\ndescription = "Hermes Agent assistant styled like Claude Code."\n'
+    meta_new = 'version = "0.3.0"\ndescription = "jcode assistant."\n'
+    assert notes(edit("/home/dev/pocket/pyproject.toml", meta_old, meta_new)) == []
+    assert notes(edit(PKG, SCRIPTS_BUN, SCRIPTS_NODE, error=True)) == []
+    assert notes(edit("/home/dev/golf/app/page.tsx", SCRIPTS_BUN, SCRIPTS_NODE)) == []
+
+
+def test_only_a_manifest_edit_keeps_its_sides_and_they_are_redacted() -> None:
+    secret = "sk-ant-api03-" + "x" * 40
+    kept = kept_edit_fields({"file_path": PKG, "old_string": "a", "new_string": f'"token": "{secret}"'})
+    assert kept["old_string"] == "a"
+    assert (
+        kept_edit_fields({"file_path": "/home/dev/golf/src/a.ts", "old_string": "a", "new_string": "b"}) == {}
+    )
+    use = tool("Edit", {"file_path": PKG, "old_string": "a", "new_string": f'"token": "{secret}"'})
+    [message] = redact_messages([assistant(uses=(use,))])
+    assert secret not in str(message.tool_uses[0].input)
+    assert "old_string" in message.tool_uses[0].input
