@@ -86,9 +86,11 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
 def _turns(messages: Sequence[Message]) -> list[_Turn]:
     turns: list[_Turn] = []
     for message in messages:
-        starts_turn = message.role is Role.USER and bool(message.texts or message.command)
-        if starts_turn or not turns:
-            turns.append(_Turn(message if starts_turn else None))
+        starts = message.role is Role.USER and bool(
+            message.texts or message.command or any(r.notice for r in message.tool_results)
+        )
+        if starts or not turns:
+            turns.append(_Turn(message if starts else None))
         turns[-1].messages.append(message)
     return turns
 

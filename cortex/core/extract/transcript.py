@@ -14,6 +14,7 @@ from cortex.core.extract.transcript_blocks import (
     is_injected,
     parse_blocks,
     parse_refusal_feedback,
+    parse_task_notification,
     parse_tool_result,
     parse_user_text,
 )
@@ -193,6 +194,10 @@ class _Scan:
         for block in parse_blocks(message.get("content")):
             btype = block.get("type")
             if btype == "text":
+                notice = parse_task_notification(clean_text(block.get("text")))
+                if notice is not None:  # the client's word that a background task stopped
+                    acc.results.append(notice)
+                    continue
                 text, command = parse_user_text(clean_text(block.get("text")))
                 if text:
                     acc.texts.append(text)
@@ -234,7 +239,9 @@ def _timestamp(obj: Mapping[str, object]) -> datetime | None:
 
 
 def _finish(pending: list[_Pending]) -> tuple[Message, ...]:
-    results = {r.tool_use_id: r for acc in pending for r in acc.results}
+    # A notice is not linked to its call: the call's own result ("Async agent launched") stays,
+    # so a session read turn by turn and in one go link the same results.
+    results = {r.tool_use_id: r for acc in pending for r in acc.results if not r.notice}
     messages = []
     for acc in pending:
         head = acc.head

@@ -89,6 +89,28 @@ def parse_user_text(text: str) -> tuple[str, SlashCommand | None]:
     return text, None
 
 
+_NOTIFICATION = "<task-notification>"
+_NOTICE_FIELD = {
+    name: re.compile(rf"<{name}>(.*?)(?:</{name}>|\Z)", re.DOTALL)
+    for name in ("tool-use-id", "status", "result")
+}
+_ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&#39;", "'"), ("&amp;", "&"))
+
+
+def parse_task_notification(text: str) -> ToolResult | None:
+    """A `<task-notification>` the client writes when a background task stops (2.1.x): the
+    subagent's report in `<result>` (escaped as HTML) as a notice result, or None for any
+    other text. A background command's notice carries no report; a failed or killed task's
+    is an error."""
+    if not text.lstrip().startswith(_NOTIFICATION):
+        return None
+    found = {name: pattern.search(text) for name, pattern in _NOTICE_FIELD.items()}
+    tid, status, result = (m.group(1).strip() if m else "" for m in found.values())
+    for entity, char in _ENTITIES:
+        result = result.replace(entity, char)
+    return ToolResult(tid, _clip(result), is_error=status not in ("", "completed"), notice=True)
+
+
 def parse_tool_result(block: Mapping[str, object], top: object) -> ToolResult | None:
     """A `tool_result` block; `top` is the record's `toolUseResult` (rejection, interruption)."""
     tid = block.get("tool_use_id")

@@ -25,6 +25,9 @@ class ToolResult:
     rejected: bool = False  # the user refused the call; nothing ran
     exit_code: int | None = None
     interrupted: bool = False
+    # An async task's notification (2.1.x `<task-notification>` user record): a background
+    # subagent's closing report (`content`, empty for a background command), not a prompt.
+    notice: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,11 @@ from cortex.core.extract.transcript import Message, Role
 
 
 def starts_turn(message: Message) -> bool:
-    """A main-thread user message with text or a slash command (tool results do not start one)."""
-    return message.role is Role.USER and bool(message.texts or message.command) and not message.is_sidechain
+    """A main-thread user message with text or a slash command, or the client's notice that a
+    background task stopped (the answer to it is a turn of its own); tool results do not
+    start one."""
+    said = bool(message.texts or message.command or any(r.notice for r in message.tool_results))
+    return message.role is Role.USER and said and not message.is_sidechain
 
 
 def split_turns(messages: Sequence[Message]) -> list[list[Message]]:

@@ -17,7 +17,17 @@ from cortex.core.extract.transcript import Message, parse_chunk
 from cortex.core.extract.turns import split_turns
 from cortex.core.model import MemoryType
 from cortex.core.write.state import STATE_TAG
-from tests.support.transcript_builders import V1_0, assistant, bash, envelope, jsonl, prompt_record, user
+from tests.support.transcript_builders import (
+    V1_0,
+    V2_1,
+    assistant,
+    bash,
+    envelope,
+    jsonl,
+    prompt_record,
+    text_record,
+    user,
+)
 
 REPORT = """## ✅ Issues found & solutions
 
@@ -285,3 +295,69 @@ def test_a_background_launch_or_a_usage_limit_is_no_report() -> None:
     )
     for content in (launched, "Claude AI usage limit reached|1754528400"):
         assert extract_reports(_delegation([{"type": "text", "text": content}], top={})) == []
+
+
+def _notice(status: str, summary: str, result: str | None) -> dict[str, object]:
+    """A 2.1.x `<task-notification>` user record (real shape, shortened)."""
+    body = (
+        "<task-notification>\n<task-id>a1fac88621f20fc5f</task-id>\n"
+        "<tool-use-id>toolu_01HyPYctgjGJgfwX1joScR1b</tool-use-id>\n"
+        "<output-file>/private/tmp/claude-501/proj/tasks/a1fac88621f20fc5f.output</output-file>\n"
+        f"<status>{status}</status>\n<summary>{summary}</summary>\n"
+        "<note>A task-notification fires each time this agent stops with no live background children "
+        "of its own.</note>\n"
+        + (f"<result>{result}</result>\n" if result is not None else "")
+        + "</task-notification>"
+    )
+    return {
+        **envelope("user", f"n-{status}", V2_1),
+        "message": {"role": "user", "content": body},
+        "origin": {"kind": "task-notification"},
+        "promptSource": "system",
+    }
+
+
+def test_a_background_subagents_notice_is_read_as_its_report_not_as_a_prompt() -> None:
+    launched = "Async agent launched successfully.\nagentId: a1fac88621f20fc5f"
+    use = {
+        "type": "tool_use",
+        "id": "toolu_01HyPYctgjGJgfwX1joScR1b",
+        "name": "Agent",
+        "input": {"prompt": "dig"},
+    }
+    call = {
+        **envelope("assistant", "a1", V2_1),
+        "message": {"id": "m1", "role": "assistant", "content": [use]},
+    }
+    block = {"tool_use_id": "toolu_01HyPYctgjGJgfwX1joScR1b", "type": "tool_result", "content": launched}
+    answer = {
+        **envelope("user", "r1", V2_1),
+        "message": {"role": "user", "content": [block]},
+        "toolUseResult": {},
+    }
+    report = SUBAGENT_REPORT.replace("UTC, so", "UTC &amp; so")
+    records = [
+        prompt_record("evaluate the date parser in the background"),
+        call,
+        answer,
+        text_record("m2", "The agent is running; I will report when it finishes.", "x1"),
+        _notice("completed", 'Agent "Date parser review" finished', report),
+        text_record("m3", "The review finished: the parser's UTC bug is the cause.", "x2"),
+        _notice("completed", 'Background command "cargo build" completed (exit code 0)', None),
+        _notice("killed", 'Agent "Other review" was stopped', "Partial notes: nothing settled yet here."),
+    ]
+    messages = list(parse_chunk(jsonl(records), 0).messages)
+    # The client's notice is not the user's words, and the launch keeps its own result.
+    assert not [m for m in messages if any("task-notification" in t for t in m.texts)]
+    launch = next(m for m in messages if m.tool_uses).tool_uses[0].result
+    assert launch is not None and launch.content.startswith("Async agent launched")
+    # A notice starts a turn (the answer to it is not the prompt's turn's report); two notices
+    # with no answer between them are one turn, as two prompts would be.
+    assert [len(t) for t in split_turns(messages)] == [4, 2, 2]
+    found = [c for c, _ in extract_reports(messages)]
+    gotchas = [c.content for c in found if c.type is MemoryType.GOTCHA]
+    assert any(
+        c.startswith("Root Cause\nThe date parser computed relative ranges in UTC & so") for c in gotchas
+    )
+    assert all(c.priority <= REPORT_PRIORITY for c in found)
+    assert not [c for c in found if "Partial notes" in c.content]  # a killed task reported nothing
