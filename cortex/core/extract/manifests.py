@@ -19,6 +19,8 @@ from cortex.core.model import Candidate, Layer, MemoryType
 MANIFEST_TAG = "manifest"
 DROPS_PREFIX = "drops:"  # a command the edit took out of the manifest
 ENTRY_PREFIX = "entry:"  # `entry:<file>:<key>`, one per entry the note says changed
+# A Makefile's targets are the project's commands, as a package.json's scripts are.
+MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"})
 MANIFEST_NAMES = frozenset(
     {
         "package.json",
@@ -29,6 +31,7 @@ MANIFEST_NAMES = frozenset(
         "Pipfile",
         "requirements.txt",
         "requirements-dev.txt",
+        *MAKEFILES,
     }
 )
 # A package's own description, not what it depends on or runs.
@@ -56,7 +59,10 @@ _REQUIREMENT = re.compile(r'^\s*"?([A-Za-z0-9][\w.\-\[\]]*)\s*((?:[=<>!~]=?|===)
 # a TOML array (`dependencies = [`).
 _SECTION = re.compile(r'^\s*(?:"([\w@./:\-]+)"\s*:\s*[{\[]|\[+\s*([\w.\-"]+)\s*\]+|([\w.\-]+)\s*=\s*\[)\s*$')
 # Sections whose values are commands: a plan naming a command they lost is out of date.
-_COMMAND_SECTIONS = re.compile(r"(?:^|\.)(?:scripts|tasks)$")
+_COMMAND_SECTIONS = re.compile(r"(?:^|\.)(?:scripts|tasks|targets)$")
+# A Makefile target (`run-uvicorn:` or `build: deps`) and its recipe's lines (tab-indented).
+_TARGET = re.compile(r"^([A-Za-z0-9][\w.\-]*)\s*:(?!=)(.*)$")
+_RECIPE = re.compile(r"^(?:\t| {4})\s*[@\-+]*(.*\S)")
 
 Entries = dict[tuple[str, str], str]  # (section, key) -> value
 
@@ -116,7 +122,7 @@ def _edit_note(use: ToolUse) -> Candidate | None:
     drops: list[str] = []
     keys: list[str] = []
     for old_text, new_text in _sides(use):
-        old, new = entries(old_text), entries(new_text)
+        old, new = entries(old_text, name), entries(new_text, name)
         parts += describe_changes(old, new)
         drops += dropped_commands(old, new, new_text)
         keys += sorted(k[1] for k in changed_keys(old, new))
@@ -138,8 +144,11 @@ def _edit_note(use: ToolUse) -> Candidate | None:
     )
 
 
-def entries(text: str) -> Entries:
-    """The manifest entries a snippet holds, by section and key."""
+def entries(text: str, name: str = "") -> Entries:
+    """The manifest entries a snippet holds, by section and key (a Makefile's: `make <target>`
+    in section `targets`, its recipe as the value)."""
+    if name in MAKEFILES:
+        return _targets(text, "just" if name.lower() == "justfile" else "make")
     out: Entries = {}
     section = ""
     for line in text.splitlines():
@@ -155,6 +164,22 @@ def entries(text: str) -> Entries:
         if req and (req.group(2) or section.endswith("dependencies") or not section):
             out[(section, req.group(1))] = (req.group(2) or "").replace(" ", "")
     return out
+
+
+def _targets(text: str, runner: str) -> Entries:
+    recipes: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        target = _TARGET.match(line)
+        if target:
+            current = recipes.setdefault(f"{runner} {target.group(1)}", [])
+            continue
+        recipe = _RECIPE.match(line)
+        if recipe and current is not None:
+            current.append(recipe.group(1))
+        elif line.strip():
+            current = None
+    return {("targets", key): " && ".join(lines) for key, lines in recipes.items()}
 
 
 def changed_keys(old: Entries, new: Entries) -> set[tuple[str, str]]:
@@ -176,7 +201,8 @@ def describe_changes(old: Entries, new: Entries) -> list[str]:
             changes.setdefault((key[0], _changed_value(old[key], new[key])), []).append(key[1])
     out = []
     for (section, change), keys in sorted(changes.items()):
-        where = " ".join(x for x in (section, ", ".join(sorted(keys))) if x)
+        shown = "" if section == "targets" else section  # `make test` says where it is
+        where = " ".join(x for x in (shown, ", ".join(sorted(keys))) if x)
         out.append(f"{where}: {change}" if where else change)
     return out
 

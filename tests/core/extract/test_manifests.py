@@ -89,3 +89,27 @@ def test_only_a_manifest_edit_keeps_its_sides_and_they_are_redacted() -> None:
     [message] = redact_messages([assistant(uses=(use,))])
     assert secret not in str(message.tool_uses[0].input)
     assert "old_string" in message.tool_uses[0].input
+
+
+def test_a_makefile_target_is_a_project_command() -> None:
+    # Real shape (shortened): the start target now runs a script, the old command moved to a new target.
+    makefile = "/home/dev/llm-guard/llm_guard_api/Makefile"
+    old = "run-uvicorn:\n\t@uvicorn app.app:create_app --host=0.0.0.0 --port=8000\n"
+    new = (
+        "run-uvicorn:\n\t@chmod +x startup.sh && ./startup.sh\n\n"
+        "run-uvicorn-direct:\n\t@uvicorn app.app:create_app --host=0.0.0.0 --port=8000\n"
+    )
+    [note] = notes(edit(makefile, old, new))
+    assert note.content == (
+        "Makefile: added `make run-uvicorn-direct`; make run-uvicorn: removed `uvicorn "
+        "app.app:create_app --host=0.0.0.0 --port=8000`, added `chmod +x startup.sh && ./startup.sh`"
+    )
+    assert not [t for t in note.tags if t.startswith(DROPS_PREFIX)]  # the old command is still there
+    [install] = notes(
+        edit(
+            makefile,
+            'install:\n\t@python -m pip install ".[cpu]"',
+            'install:\n\t@python -m pip install ".[cpu]" huggingface_hub',
+        )
+    )
+    assert install.content == "Makefile: make install: added `huggingface_hub`"
