@@ -130,3 +130,31 @@ def test_the_count_is_the_length_of_the_queue_whatever_holds_a_vector(
     assert len(expected) == 2 and sorted(store.unembedded(table)) == sorted(expected)
     assert store.count_unembedded(table) == 2
     assert store.count_unembedded(None) == 4  # no index yet: every embeddable memory waits
+
+
+def test_an_update_that_keeps_a_memory_embeddable_keeps_the_count_and_one_that_does_not_recounts(
+    opened: Callable[[], StoreAdmin], make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cortex.core.model import MemoryType
+    from cortex.store.sqlite import vectors
+
+    store = opened()
+    if not store.vectors:
+        pytest.skip(f"this store cannot hold vectors here: {store.vector_note}")
+    a, b = make_memory("alpha note", status=Status.ARCHIVED), make_memory("beta note")
+    put(store, a, b)
+    with store.transaction():
+        table = store.ensure_vector_index("fake-4", 4, T0)
+    counted: list[int] = []
+    real = vectors.count_pending
+    monkeypatch.setattr(vectors, "count_pending", lambda conn, t: counted.append(1) or real(conn, t))
+    assert store.count_unembedded(table) == 2
+    with store.transaction():  # what a recall of an archived memory writes: its restore
+        store.update_memory(a, replace(a, status=Status.ACTIVE), "test", T0, "restore")
+    assert store.count_unembedded(table) == 2
+    assert len(counted) == 1  # archived and active both wait for a vector: not counted again
+
+    with store.transaction():  # code is found by its description: it leaves the queue
+        store.update_memory(b, replace(b, type=MemoryType.CODE), "test", T0, "retype")
+    assert store.count_unembedded(table) == 1 == len(store.unembedded(table))
+    assert len(counted) == 2

@@ -87,10 +87,28 @@ def search_sql(columns: str, where: str) -> str:
 
 
 def top_sql() -> str:
-    """The best-scoring rows of the index alone: rowid and BM25, best first. Parameters: the
-    MATCH text, then the row limit. Cheaper than `search_sql` when many rows match: no lookup of
-    each matching row's memory."""
-    return f"SELECT rowid, {BM25} FROM {TABLE} WHERE {TABLE} MATCH ? ORDER BY {BM25}, rowid LIMIT ?"
+    """The best-scoring rows of the index alone among its newest matches: rowid and BM25, best
+    first. Parameters: the MATCH text, how many of the newest matching rows are scored (-1: all),
+    then the row limit. Cheaper than `search_sql` when many rows match: no lookup of each matching row's
+    memory, and no more rows scored than asked (BM25 costs ~2.5 us a row on 2 cores; matches
+    are found in rowid order for ~0.05 us a row). With no more matches than that, it ranks
+    every match, as `search_sql` does."""
+    return (
+        f"SELECT n, score FROM (SELECT rowid AS n, {BM25} AS score FROM {TABLE} WHERE {TABLE} MATCH ? "
+        "ORDER BY rowid DESC LIMIT ?) ORDER BY score, n LIMIT ?"
+    )
+
+
+def newest_search_sql(columns: str, where: str) -> str:
+    """Like `search_sql` over the newest matches only: parameters the MATCH text, how many of
+    the newest matching rows are scored, those of `where`, then the row limit."""
+    newest = (
+        f"SELECT rowid AS n, {BM25} AS score FROM {TABLE} WHERE {TABLE} MATCH ? ORDER BY rowid DESC LIMIT ?"
+    )
+    return (
+        f"SELECT {columns}, t.score FROM ({newest}) t JOIN memories m ON m.n = t.n "
+        f"WHERE {where} ORDER BY t.score, t.n LIMIT ?"
+    )
 
 
 def match_word_groups(groups: Sequence[Sequence[str]], required: Sequence[str] = ()) -> str | None:

@@ -106,3 +106,45 @@ def test_few_matches_are_all_ranked(
     taken = spy(monkeypatch)
     assert store.search_text(WORDS, 5, LIVE) == full_join(store, WORDS, 5)
     assert taken == [None]
+
+
+def test_a_large_store_ranks_the_newest_matches_only(
+    store: StoreAdmin, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = [make_memory(f"alpha alpha alpha {i}") for i in range(30)]  # the best scores, written first
+    new = [make_memory(f"alpha and some longer filler text {i} " + "more " * (i % 4)) for i in range(60)]
+    with store.transaction():
+        for m in [*old, *new]:
+            store.insert_memory(m, "test", T0)
+    query = TextQuery(("alpha",))
+    assert {mid for mid, _ in store.search_text(query, 5, LIVE)} <= {m.id for m in old}  # every match scored
+
+    monkeypatch.setattr(memories, "SCORED_ALL_UNDER", 50)  # a store of 90 memories counts as large
+    monkeypatch.setattr(memories, "SCORED_MAX", 40)
+    found = store.search_text(query, 5, LIVE)
+    newest = {m.id for m in new[-40:]}
+    expected = [hit for hit in full_join(store, query, 90) if hit[0] in newest][:5]
+    assert found == expected and len(found) == 5  # the newest 40 matches, with the full query's scores
+    assert store.search_text(query, 5, ("superseded",)) == []  # the join over them: none qualifies
+
+
+def test_updates_keep_the_keyword_index_in_step_whichever_fields_change(
+    store: StoreAdmin, make_memory: Callable[..., Memory]
+) -> None:
+    from dataclasses import replace
+
+    m = make_memory("alpha note", tags=("first",))
+    with store.transaction():
+        store.insert_memory(m, "test", T0)
+    archived = replace(m, status=Status.ARCHIVED)  # the text unchanged: the index row is kept
+    reworded = replace(archived, content="omega note", summary="omega", tags=("second",))
+    with store.transaction():
+        store.update_memory(m, archived, "test", T0, "archive")
+    assert [mid for mid, _ in store.search_text(TextQuery(("alpha",)), 5, LIVE)] == [m.id]
+    with store.transaction():
+        store.update_memory(archived, reworded, "test", T0, "edit")
+    assert store.search_text(TextQuery(("alpha",)), 5, LIVE) == []
+    assert [mid for mid, _ in store.search_text(TextQuery(("omega",)), 5, LIVE)] == [m.id]
+    assert [mid for mid, _ in store.search_text(TextQuery(("second",)), 5, LIVE)] == [m.id]
+    assert store.get(m.id) == reworded
+    store.conn.execute(fts.INTEGRITY_CHECK_SQL)  # type: ignore[attr-defined]  # raises when out of step

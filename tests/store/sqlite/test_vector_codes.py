@@ -113,3 +113,19 @@ def test_an_index_whose_codes_were_never_built_gets_them_at_its_next_write(
         assert vectors.ensure_index(store.conn, "test-384", DIM, NOW) == table
     found = vector_codes.knn(store.conn, table, q, K, vector_matrix.generation())
     assert found is not None and found[0][0] == 1
+
+
+@pytest.mark.parametrize("dim", [384, 100])  # whole 64-bit words, and codes padded to them
+def test_the_second_look_scores_each_code_by_the_query_dotted_with_its_signs(dim: int) -> None:
+    rng = np.random.default_rng(7)
+    stored = rng.standard_normal((50, dim)).astype("<f4")
+    query = rng.standard_normal(dim).astype("<f4")
+    _, codes = vector_codes.encode([v.tobytes() for v in stored])
+    unit = query / np.linalg.norm(query)
+    expected = np.where(stored > 0, 1.0, -1.0) @ unit
+    got = vector_codes._sign_dot(np.ascontiguousarray(codes.T), unit)
+    assert np.allclose(got, expected, atol=1e-4)
+    hamming = vector_codes._hamming(
+        np.ascontiguousarray(codes.T), vector_codes.encode([query.tobytes()])[1][0]
+    )
+    assert list(hamming) == [int(np.sum((s > 0) != (query > 0))) for s in stored]
