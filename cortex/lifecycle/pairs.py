@@ -16,9 +16,10 @@ the pairs found here is the all-pairs plan. Each condition is an exact similarit
   matrix products that keep every pair above a bound, then verify it exactly
   (`cortex.lifecycle.pair_joins`; bounded memory: one type's rows and one block at a time);
 - words, from the store (a few changed memories): a memory close enough misses at most
-  `spare` of a probe's words, so it holds every word of some `size`-subset of
-  any `spare + size` of them (the rarest are taken), so the keyword index (`WordSearch`) finds
-  every candidate; stemming only adds some, and all are verified on the words themselves;
+  `spare` of a probe's words, so it holds at least `|pool| - spare` of any pool of them; the
+  keyword index's posting lists (`WordSearch`) of the rarest `spare + 1` words, then of the
+  further words worth reading, are counted per memory, each list read once a run; stemming
+  only adds candidates, and all are verified on the words themselves;
 - vectors, from the store: `nearest()`, asking for more neighbours until the farthest is below
   the threshold; exact as long as the vector search returns every vector that close (a search
   by binary codes re-ranks its best candidates by their floats: a near-duplicate at cosine
@@ -30,7 +31,6 @@ found when probes are given.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -56,7 +56,7 @@ EPS = 1e-9  # bounds are loosened by this much, so float rounding never drops a 
 COSINE_SLACK = 1e-4  # float32 products may differ from the float64 cosine that decides
 STORE_PROBES = 64  # up to this many changed memories, ask the store's indexes, not memory
 FIRST_K = 16  # neighbours asked of nearest() first; four times more while all are close enough
-MAX_WORD_QUERIES = 32  # word groups in one text-index query
+READ_PER_CANDIDATE = 25  # posting-list entries read (~0.4 us each) cost about one candidate verified
 WORD_COUNT_CAP = 20_000  # rarity is counted up to this; longer words first among the commoner ones
 
 
@@ -170,41 +170,95 @@ def _codes(left: list[Any], right: list[Any], n: int) -> Any:
 
 
 # -- from the store's indexes -------------------------------------------------------------------
-def _word_groups(
-    store: WordSearch, ws: set[str], threshold: float, counted: dict[str, int]
-) -> list[tuple[str, ...]] | None:
-    """Word groups such that a memory overlapping `ws` by `threshold` holds every word of one.
+class _Postings:
+    """The text index's rows holding each word (sorted), each read once in a run; and how many."""
 
-    It shares all but `spare = |ws| - ceil(threshold * |ws|)` of the words, so it holds at
-    least `size` of any `spare + size` of them (the rarest are taken), and so all of one
-    `size`-subset. None when the text index cannot be asked (too few words that fold there as
-    they do here: ASCII ones).
+    def __init__(self, store: WordSearch) -> None:
+        self.store = store
+        self.counts: dict[str, int] = {}
+        self.rows: dict[str, Any] = {}
+        self._polar: Any = None
+
+    def count(self, words: Collection[str]) -> None:
+        unknown = [w for w in words if w not in self.counts]  # probes of one run share many words
+        self.counts.update(self.store.word_counts(unknown, WORD_COUNT_CAP) if unknown else {})
+
+    def get(self, word: str) -> Any:
+        if word not in self.rows:
+            import numpy as np
+
+            got = np.asarray(self.store.word_rows([word])[word], dtype=np.int64)
+            self.rows[word] = np.sort(got, kind="stable")  # the index's order already: linear
+        return self.rows[word]
+
+    def polar(self) -> Any:
+        """Rows holding a polarity word, sorted."""
+        import numpy as np
+
+        if self._polar is None:
+            self._polar = np.unique(np.concatenate([self.get(w) for w in sorted(POLARITY_WORDS)]))
+        return self._polar
+
+
+def _among(rows: Any, sorted_rows: Any) -> Any:
+    """Which of `rows` are in `sorted_rows`."""
+    import numpy as np
+
+    if not len(sorted_rows):
+        return np.zeros(len(rows), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_rows, rows), len(sorted_rows) - 1)
+    return sorted_rows[at] == rows
+
+
+def _holders(post: _Postings, ws: set[str], threshold: float, polar: bool) -> Any | None:
+    """Rows that may overlap `ws` by `threshold` (with `polar`, only rows holding a polarity
+    word); None when the text index cannot be asked (too few words that fold there as they do
+    here: ASCII ones).
+
+    A memory that close shares all but `spare = |ws| - ceil(threshold * |ws|)` of the words,
+    so it holds at least `|pool| - spare` of any pool of them: the `spare + 1` rarest first,
+    then each further word whose rows are read already or cost less to read than the
+    candidates they may drop (in posting-list entries, READ_PER_CANDIDATE a candidate).
     """
+    import numpy as np
+
     spare = len(ws) - math.ceil(threshold * len(ws) - EPS)
     asked = [w for w in ws if w.isascii()]
     if not ws or spare + 1 > len(asked):
-        return None if ws else []
-    size = 1
-    while spare + size + 1 <= len(asked) and math.comb(spare + size + 1, size + 1) <= MAX_WORD_QUERIES:
-        size += 1
-    unknown = [w for w in asked if w not in counted]  # probes of one run share many words
-    counted.update(store.word_counts(unknown, WORD_COUNT_CAP) if unknown else {})
-    rarest = sorted(asked, key=lambda w: (counted.get(w, 0), -len(w), w))[: spare + size]
-    return list(itertools.combinations(rarest, size))
+        return None if ws else np.zeros(0, dtype=np.int64)
+    post.count(asked)
+    order = sorted(asked, key=lambda w: (post.counts.get(w, 0), -len(w), w))
+    pool = spare + 1
+    held = np.bincount(np.concatenate([post.get(w) for w in order[:pool]]))
+    rows = np.flatnonzero(held)  # each holds one of the pool at least
+    held = held[rows]
+    if polar:
+        keep = _among(rows, post.polar())
+        rows, held = rows[keep], held[keep]
+    for w in order[pool:]:
+        if not len(rows):
+            break
+        if w not in post.rows and len(rows) * READ_PER_CANDIDATE <= post.counts.get(w, 0):
+            continue
+        pool += 1
+        held += _among(rows, post.get(w))
+        keep = held >= pool - spare
+        rows, held = rows[keep], held[keep]
+    return rows
 
 
-def _sharing(
-    store: WordSearch, ws: set[str], threshold: float, kind: str, flip: bool, counted: dict[str, int]
-) -> list[Text] | None:
-    """Memories of type `kind` that may overlap `ws` by `threshold` (a superset; with `flip`,
-    the overlap of the words other than polarity words, and only memories that hold a polarity
-    word when `ws` has none); None: ask them all."""
-    plain = ws - POLARITY_WORDS if flip else ws
-    groups = _word_groups(store, plain, threshold, counted)
-    if groups is None:
+def _sharing(post: _Postings, ws: set[str], kind: str) -> list[Text] | None:
+    """Memories of type `kind` that may be a duplicate of `ws` on words or contradict it (a
+    superset: the overlap of the words other than polarity words, and, when `ws` has none,
+    only memories that hold one); None: ask them all."""
+    import numpy as np
+
+    lexical = _holders(post, ws, NEAR_DUPLICATE_JACCARD, False)
+    flipping = _holders(post, ws - POLARITY_WORDS, CONTRADICTION_JACCARD, not ws & POLARITY_WORDS)
+    if lexical is None or flipping is None:
         return None
-    required = sorted(POLARITY_WORDS) if flip and not ws & POLARITY_WORDS else []
-    return store.texts_matching(groups, required, [kind]) if groups else []
+    rows = np.union1d(lexical, flipping)
+    return post.store.texts_at(rows.tolist(), [kind]) if len(rows) else []
 
 
 def _nearest(store: StoreAdmin, index: VectorIndex, vector: bytes) -> set[str]:
@@ -246,21 +300,18 @@ def _from_store(cx: Cortex, store: StoreAdmin, probes: Collection[str]) -> dict[
     vectors = store.read_vectors(index.name, [m.id for m in mine]) if index else {}
     whole: list[Text] | None = None
     found: dict[tuple[str, str], float] = {}
-    counted: dict[str, int] = {}
+    post = _Postings(store) if isinstance(store, WordSearch) else None
     sets: dict[str, frozenset[str]] = {}  # candidates' words, read once for every probe
     for m in mine:
         ws = frozenset(words(m.content))
         kind = m.type.value
         near = _nearest(store, index, vectors[m.id]) if index is not None and m.id in vectors else set()
-        lexical = flipping = None
-        if isinstance(store, WordSearch):
-            lexical = _sharing(store, set(ws), NEAR_DUPLICATE_JACCARD, kind, False, counted)
-            flipping = _sharing(store, set(ws), CONTRADICTION_JACCARD, kind, True, counted)
-        if lexical is None or flipping is None:
+        sharing = _sharing(post, set(ws), kind) if post is not None else None
+        if sharing is None:
             whole = store.active_texts() if whole is None else whole
             others = [(t.id, t.type, t.content) for t in whole]
         else:
-            others = [(t.id, t.type, t.content) for t in (*lexical, *flipping)]
+            others = [(t.id, t.type, t.content) for t in sharing]
             seen = {t[0] for t in others}
             got = store.get_many(sorted(near - seen)).values()
             others += [(o.id, o.type.value, o.content) for o in got if o.status is Status.ACTIVE]

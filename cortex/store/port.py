@@ -172,13 +172,15 @@ class WordSearch(Protocol):
     """Finding active memories by the words they hold, unranked (an adapter may lack it:
     consolidation then reads every active memory's text)."""
 
-    def texts_matching(
-        self, groups: Sequence[Sequence[str]], required: Sequence[str], types: Sequence[str]
-    ) -> list[Text]:
-        """Active memories of `types` holding every word of at least one of `groups` and, when
-        `required` is not empty, one of its words: a superset (stemming may add memories; the
-        caller checks the words), never missing one whose words, as `cortex.core.text.words`
-        splits and folds them, qualify, for ASCII words."""
+    def word_rows(self, words: Sequence[str]) -> dict[str, Any]:
+        """The row numbers of the memories (any status) holding each word, an integer array
+        (numpy) each: a superset
+        (stemming may add memories; the caller checks the words), never missing one whose
+        words, as `cortex.core.text.words` splits and folds them, include it, for ASCII words.
+        A row number stands for one memory while the store is open (`texts_at` reads it)."""
+
+    def texts_at(self, rows: Sequence[int], types: Sequence[str]) -> list[Text]:
+        """The active memories of `types` among these row numbers."""
 
     def word_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
         """How many memories (any status) hold each word, counted up to `cap` (stems count)."""

@@ -23,8 +23,9 @@ from cortex.app import Cortex
 from cortex.config import Settings
 from cortex.core.lifecycle import consolidate as merging
 from cortex.core.model import EdgeStatus, Memory, Scope, Status
-from cortex.core.text import content_hash
+from cortex.core.text import content_hash, jaccard, words
 from cortex.core.write import similar
+from cortex.core.write.gate import NEAR_DUPLICATE_JACCARD, POLARITY_WORDS
 from cortex.lifecycle import pairs
 from cortex.lifecycle import upkeep as lifecycle
 from cortex.paths import Paths
@@ -160,3 +161,35 @@ def test_a_new_negation_finds_the_memory_it_negates_when_that_holds_no_polarity_
     plan = lifecycle.plan_store(cx, store, since_seq=seq)
     assert plan == all_pairs_plan(cx, store, {"probe0"})
     assert [{c.newer.id, c.older.id} for c in plan.contradictions] == [{"probe0", "stored0"}]
+
+
+def test_word_holders_miss_no_memory_close_enough_however_many_words_they_read(
+    opened: Callable[[int], tuple[Cortex, StoreAdmin]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's candidates for a probe's word sets hold every memory whose words overlap
+    them enough (and a polarity word, when asked), whether the pool of posting lists read is
+    the fewest (`spare + 1`) or every word; each list read drops candidates, never adds one."""
+    _, store = opened(1_000)
+    rows_read = store.conn.execute("SELECT n, content FROM memories")  # type: ignore[attr-defined]
+    texts = {n: frozenset(words(content)) for n, content in rows_read}
+    searches = ((NEAR_DUPLICATE_JACCARD, False), (merging.CONTRADICTION_JACCARD, True), (0.5, False))
+    found = tighter = 0
+    for n in sorted(texts)[::20]:
+        ws = texts[n]
+        for threshold, polar in searches:
+            got = []
+            for reads in (0, 10**9):
+                monkeypatch.setattr(pairs, "READ_PER_CANDIDATE", reads)
+                rows = pairs._holders(pairs._Postings(store), set(ws), threshold, polar)  # type: ignore[arg-type]
+                assert rows is not None
+                got.append(set(rows.tolist()))
+            fewest, every = got
+            close = {
+                m
+                for m, theirs in texts.items()
+                if jaccard(ws, theirs) >= threshold and (not polar or theirs & POLARITY_WORDS)
+            }
+            assert close <= every <= fewest
+            found += len(close - {n})
+            tighter += len(every) < len(fewest)
+    assert found > 20 and tighter > 5  # so that the inclusions say something

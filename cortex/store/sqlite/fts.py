@@ -9,8 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from cortex.core.recall.query import TextQuery
 
 TABLE = "memories_fts"
@@ -111,22 +109,11 @@ def newest_search_sql(columns: str, where: str) -> str:
     )
 
 
-def match_word_groups(groups: Sequence[Sequence[str]], required: Sequence[str] = ()) -> str | None:
-    """MATCH text for rows holding every word of at least one group and, when `required` is
-    not empty, one of its words; None when no group has a word."""
-    parts = ["(" + " AND ".join(quote(w) for w in group) + ")" for group in groups if group]
-    if not parts:
-        return None
-    text = " OR ".join(parts)
-    return f"({text}) AND ({' OR '.join(quote(w) for w in required)})" if required else text
-
-
-def rows_sql(columns: str, where: str) -> str:
-    """A keyword filter over memories (alias `m`) selecting `columns`, unranked. Parameters:
-    the MATCH text, then those of `where`."""
-    # The index answers first: joined the other way round, SQLite may test MATCH row by row.
-    found = f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?"
-    return f"SELECT {columns} FROM memories m WHERE m.n IN ({found}) AND {where}"
+def holders_sql() -> str:
+    """The row numbers matching a MATCH text (the one parameter), joined by commas: one value,
+    so a long posting list crosses into Python as one string (~0.4 us a row; ~0.9 as
+    rows)."""
+    return f"SELECT group_concat(rowid) FROM {TABLE} WHERE {TABLE} MATCH ?"
 
 
 def count_sql() -> str:

@@ -84,19 +84,31 @@ class Maintenance(Records):
 
         return [Text(r[0], r[1], r[2]) for r in rows]
 
-    def texts_matching(
-        self, groups: Sequence[Sequence[str]], required: Sequence[str], types: Sequence[str]
-    ) -> list[Text]:
-        """Active memories of `types` holding all the words of a group (and one `required`
-        word): the text index answers, so stems match too (a superset; see `WordSearch`)."""
-        match = fts.match_word_groups(groups, required)
-        if match is None or not types:
-            return []
+    def word_rows(self, words: Sequence[str]) -> dict[str, Any]:
+        """Row numbers of the memories (any status) holding each word, an integer array
+        each: the text index's posting lists, so stems match too (a superset; see `WordSearch`)."""
+        import numpy as np  # only consolidation asks
+
+        sql = fts.holders_sql()
+        out: dict[str, Any] = {}
+        for w in words:
+            joined = self.conn.execute(sql, (fts.quote(w),)).fetchone()[0] or ""
+            out[w] = np.fromstring(joined, dtype=np.int64, sep=",")  # text mode: C speed
+        return out
+
+    def texts_at(self, rows: Sequence[int], types: Sequence[str]) -> list[Text]:
+        """The active memories of `types` among these row numbers (`word_rows`'s)."""
         from cortex.core.write.similar import Text  # only consolidation needs it
 
-        where = f"m.status = 'active' AND m.type IN ({codec.marks(types)})"
-        sql = fts.rows_sql("m.id, m.type, m.content", where)
-        return [Text(r[0], r[1], r[2]) for r in self.conn.execute(sql, (match, *types))]
+        out: list[Text] = []
+        for start in range(0, len(rows) if types else 0, codec.BATCH):
+            chunk = list(rows[start : start + codec.BATCH])
+            sql = (
+                f"SELECT id, type, content FROM memories WHERE n IN ({codec.marks(chunk)}) "
+                f"AND status = 'active' AND type IN ({codec.marks(types)})"
+            )
+            out += [Text(r[0], r[1], r[2]) for r in self.conn.execute(sql, (*chunk, *types))]
+        return out
 
     def word_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
         """Memories holding each word (stems count), up to `cap`: the index's posting lists."""

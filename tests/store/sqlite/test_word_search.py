@@ -1,4 +1,4 @@
-"""The SQLite store's word search for consolidation: groups of words through the FTS5 index."""
+"""The SQLite store's word search for consolidation: posting lists of the FTS5 index."""
 
 from __future__ import annotations
 
@@ -39,20 +39,30 @@ def ids(texts: list[object]) -> set[str]:
     return {t.id for t in texts}
 
 
-def test_groups_are_and_within_or_across_active_of_the_types_asked(store: Store) -> None:
+def rows_of(store: Store, *mids: str) -> set[int]:
+    marks = ", ".join("?" * len(mids))
+    return {r[0] for r in store.conn.execute(f"SELECT n FROM memories WHERE id IN ({marks})", mids)}
+
+
+def test_word_rows_are_every_status_holding_the_word_and_its_stems(store: Store) -> None:
     assert isinstance(store, WordSearch)
+    got = store.word_rows(["redis", "cache", "fridays", "absent"])
+    assert set(got["redis"].tolist()) == rows_of(store, "a", "c", "d")  # c archived, d a gotcha
+    assert set(got["cache"].tolist()) == rows_of(store, "a", "b", "c", "d")  # caching ~ cache
+    assert set(got["fridays"].tolist()) == rows_of(store, "e")
+    assert got["absent"].tolist() == []
+
+
+def test_texts_at_reads_the_active_memories_of_the_types_asked(store: Store) -> None:
+    every = sorted(rows_of(store, "a", "b", "c", "d", "e"))
     decision = [MemoryType.DECISION.value]
-    assert ids(store.texts_matching([("cache", "redis")], [], decision)) == {"a"}  # c archived, d a gotcha
-    assert ids(store.texts_matching([("cache", "redis"), ("fridays",)], [], decision)) == {"a", "e"}
+    assert ids(store.texts_at(every, decision)) == {"a", "b", "e"}  # c archived, d a gotcha
     both = [MemoryType.DECISION.value, MemoryType.GOTCHA.value]
-    assert ids(store.texts_matching([("cache", "redis")], [], both)) == {"a", "d"}
-    assert store.texts_matching([], [], decision) == []
-
-
-def test_stems_widen_the_match_and_required_words_narrow_it(store: Store) -> None:
-    decision = [MemoryType.DECISION.value]
-    assert ids(store.texts_matching([("sessions", "cache")], [], decision)) == {"a", "b"}  # caching ~ cache
-    assert ids(store.texts_matching([("sessions",)], ["not", "never"], decision)) == {"b"}
+    assert ids(store.texts_at(sorted(rows_of(store, "c", "d")), both)) == {"d"}
+    assert {t.content for t in store.texts_at(sorted(rows_of(store, "e")), decision)} == {
+        "Deploys run on Fridays"
+    }
+    assert store.texts_at(every, []) == [] and store.texts_at([], decision) == []
 
 
 def test_word_counts_count_every_status_up_to_the_cap(store: Store) -> None:
