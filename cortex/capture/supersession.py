@@ -139,7 +139,10 @@ def report_topics(latest: Sequence[Memory]) -> Mapping[str, frozenset[str]]:
 def same_topic(old: Memory, topics: Mapping[str, frozenset[str]]) -> bool:
     """The latest report speaks of the work `old` names, else of the files it names (or `old`
     names neither)."""
-    named = work_items(old.content) or _file_items(old)
+    # A question to the user ("Ready to commit `start.sh`?") is where the work stood then,
+    # whatever files it names: any later report answers it.
+    asks = old.content.split("\n", 1)[0].rstrip().endswith("?")
+    named = work_items(old.content) or (frozenset() if asks else _file_items(old))
     return not named or bool(named & topics.get(branch_key(old.source.branch), frozenset()))
 
 

@@ -120,16 +120,21 @@ def test_a_report_on_other_files_leaves_an_earlier_report_alone(project: Path) -
         "## Module status\n- `nixos-modules/skypilot/default.nix` now validates its directory options\n"
         "- The simple VM test passes"
     )
+    question = (
+        "Ready to Commit?\n`git add README.md docs/usage.md` and commit them as one change for the docs"
+    )
     turns = [
         answer_turn(1, "write an update script", script),
-        answer_turn(2, "now a NixOS module", module),
-        answer_turn(3, "validate the paths", module_again),
+        answer_turn(2, "document it", question),
+        answer_turn(3, "now a NixOS module", module),
+        answer_turn(4, "validate the paths", module_again),
     ]
     cx = capture_turns(project, turns)
     try:
         memories = cx.write_store(Scope.PROJECT).all_memories()
         status = {m.content.split("\n", 1)[0]: m.status for m in memories}
         assert status["Successfully implemented working update script!"] is Status.ACTIVE  # other files
+        assert status["Ready to Commit?"] is Status.SUPERSEDED  # a question: any later report answers it
         assert status["NixOS Module Implementation"] is Status.SUPERSEDED  # the same file, later
         assert status["Module status"] is Status.ACTIVE
     finally:
