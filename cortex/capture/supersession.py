@@ -101,10 +101,11 @@ def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None
 # is named by its issue or pull request number or its commit ("PR #387 merged with squash commit
 # b77f523", "PR #390 created"): the latest report replaces an earlier section when it names the
 # same work. A report of where PR #389 stands says nothing of PR #387's merge, which stays
-# current. A section that names no work item but names files ("update.sh now bumps the version
-# and hash") is about those files: a later report replaces it only when it names one of them too,
-# so a report on the NixOS module does not retire what was done to the update script. A section
-# that names neither is where the work as a whole stood: the latest report replaces it.
+# current. A section that names no work item but reports work built on files ("Successfully
+# implemented the update script: `./update.sh` bumps the version and hash") is about those
+# files: a later report replaces it only when it names one of them too, so a report on the NixOS
+# module does not retire what was done to the update script. Any other section is where the work
+# as a whole stood: the latest report replaces it.
 _REF = re.compile(
     r"(?:(?<![\w&])#|\b(?:pr|pull request|issue|mr)\s+#?|/(?:pull|issues|merge_requests)/)(\d+)\b",
     re.IGNORECASE,
@@ -139,11 +140,28 @@ def report_topics(latest: Sequence[Memory]) -> Mapping[str, frozenset[str]]:
 def same_topic(old: Memory, topics: Mapping[str, frozenset[str]]) -> bool:
     """The latest report speaks of the work `old` names, else of the files it names (or `old`
     names neither)."""
-    # A question to the user ("Ready to commit `start.sh`?") is where the work stood then,
-    # whatever files it names: any later report answers it.
-    asks = old.content.split("\n", 1)[0].rstrip().endswith("?")
-    named = work_items(old.content) or (frozenset() if asks else _file_items(old))
+    named = work_items(old.content) or (_file_items(old) if reports_built_work(old.content) else frozenset())
     return not named or bool(named & topics.get(branch_key(old.source.branch), frozenset()))
+
+
+# What was built stays built until a report on the same files says otherwise ("Done! Number
+# inputs now format with commas: created `lib/utils/format.ts`"). A diagnosis ("Issue resolved:
+# the flag caused it"), open work ("Next steps"), instructions, a guess or a question to the
+# user is where the work stood at that moment: any later report replaces it, whatever it names.
+_BUILT = re.compile(
+    r"\b(?:done|complete[d]?|implemented|created|added|updated|built|success(?:ful(?:ly)?)?)\b", re.IGNORECASE
+)
+_OPEN = re.compile(
+    r"\b(?:fix(?:ed|es)?|resolved|issues?|problems?|errors?|bugs?|caused?|next steps?|to ?do|"
+    r"remaining|should|needs? to)\b",
+    re.IGNORECASE,
+)
+
+
+def reports_built_work(content: str) -> bool:
+    """The section opens by reporting work done and holds no diagnosis, open item or question."""
+    first = content.split("\n", 1)[0].rstrip()
+    return bool(_BUILT.search(first)) and not first.endswith("?") and not _OPEN.search(content)
 
 
 def _file_items(memory: Memory) -> frozenset[str]:

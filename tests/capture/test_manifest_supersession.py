@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cortex.capture.supersession import reports_built_work
 from cortex.core.model import EdgeType, Scope, Status
 from tests.capture.test_state_supersession import answer_turn, capture_turns
 from tests.support.transcript_builders import V2_1, envelope, prompt_record, tool_result_record
@@ -139,3 +140,21 @@ def test_a_report_on_other_files_leaves_an_earlier_report_alone(project: Path) -
         assert status["Module status"] is Status.ACTIVE
     finally:
         cx.close()
+
+
+def test_only_a_report_of_built_work_keeps_its_files_as_its_topic() -> None:
+    # Real first lines (shortened): what was built stays until a report on its files; a
+    # diagnosis, open work, instructions or a question is where things stood at that moment.
+    assert reports_built_work(
+        "Done! Number inputs now auto-format with commas.\n1. Created `lib/utils/format.ts`"
+    )
+    assert reports_built_work(
+        "Successfully implemented working update script!\n- `./update.sh` updates the hash"
+    )
+    assert not reports_built_work(
+        "ISSUE RESOLVED!\n1. Primary Issue: `--bun` flag caused incompatible sourcemaps"
+    )
+    assert not reports_built_work("Files Created/Modified\nNext Steps\n- Fix the 4 failing timezone tests")
+    assert not reports_built_work("Add these environment variables in your Render service:\n- `startup.sh`")
+    assert not reports_built_work("Ready to Commit?\n`git add scripts/start.sh README.md`")
+    assert not reports_built_work("Now the web UI should work properly: `index.html` is served at `/`")
