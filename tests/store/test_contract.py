@@ -251,6 +251,34 @@ def test_tags_find_code_memories(store: StoreAdmin, make_memory: MakeMemory) -> 
     assert ids(store.tag_prefix("code:src/a.py:", ["code"])) == [f.id, g.id]
 
 
+def test_tags_are_found_on_live_memories_as_they_are_now(store: StoreAdmin, make_memory: MakeMemory) -> None:
+    kept = make_memory("kept", type=MemoryType.PROGRESS, tags=("turn-state",), status=Status.ARCHIVED)
+    later = make_memory("later", type=MemoryType.PROGRESS, tags=("other",))
+    gone = make_memory("gone", type=MemoryType.PROGRESS, tags=("turn-state", "state:x"))
+    near = make_memory("near", type=MemoryType.CONTEXT, tags=("turn-state-2", "turn state", "xstate:y"))
+    put(store, kept, later, gone, near)
+    with store.transaction():
+        store.update_memory(later, replace(later, tags=("turn-state", "state:y")), "test", T0, "edit")
+        store.update_memory(gone, replace(gone, tags=("other",)), "test", T0, "edit")
+    types = ["progress", "context"]
+    assert ids(store.tagged("turn-state", types)) == [kept.id, later.id]
+    assert ids(store.tag_prefix("state:", types)) == [later.id]
+    assert ids(store.tagged("TURN-STATE", types)) == []  # exactly, not as the index folds it
+    assert ids(store.tagged("turn state", types)) == [near.id]
+
+
+def test_exact_hash_prefers_a_live_memory_then_the_oldest_other(
+    store: StoreAdmin, make_memory: MakeMemory
+) -> None:
+    older = make_memory("same words", status=Status.PRUNED, created=T0)
+    newer = make_memory("same words", status=Status.SUPERSEDED, created=T0 + timedelta(days=1))
+    put(store, newer, older)
+    assert store.by_hash(older.content_hash) == older
+    live = make_memory("same words", status=Status.ARCHIVED, created=T0 + timedelta(days=2))
+    put(store, live)
+    assert store.by_hash(older.content_hash) == live
+
+
 def test_tags_match_exactly_whatever_characters_they_hold(store: StoreAdmin, make_memory: MakeMemory) -> None:
     quoted = make_memory("a", type=MemoryType.PROGRESS, tags=('state:test:pytest -k "été\\x"',))
     longer = make_memory("b", type=MemoryType.PROGRESS, tags=('state:test:pytest -k "été\\x" -q',))
