@@ -26,6 +26,10 @@ _NOT_LIVE = (
 )
 TOP_OVERFETCH = 4  # keyword search: rows ranked by the index alone per result wanted
 SCORE_ALL_MAX = 5_000  # keyword matches always ranked in full; beyond, rows holding every word first
+SCORED_MAX = 5_000  # rows scored per keyword query at most: of more matches, the newest ...
+SCORED_ALL_UNDER = 50_000  # ... in a store of this many memories or more (below, every match)
+_NAMES = [c.strip() for c in COLUMNS.split(",")]
+_INDEXED = ("content", "summary", "tags")  # the keyword index's columns (`fts.SCHEMA_1`)
 
 
 class MemoryTable:
@@ -45,9 +49,16 @@ class MemoryTable:
         changed = {k: after[k] for k in after if after[k] != before[k] and k != "centrality"}
         if not changed:
             return
-        sets = ", ".join(f"{c.strip()} = ?" for c in COLUMNS.split(",")[1:])
-        self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*codec.memory_to_row(new)[1:], new.id))
+        # The keyword index's columns are set only when they change: setting one re-indexes the
+        # row (its trigger fires on any SET of them), and that index write lands at commit.
+        old_row, new_row = codec.memory_to_row(old), codec.memory_to_row(new)
+        kept = [i for i in range(1, len(_NAMES)) if _NAMES[i] not in _INDEXED or old_row[i] != new_row[i]]
+        sets = ", ".join(f"{_NAMES[i]} = ?" for i in kept)
+        held = pending_version(self.conn)
+        self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*(new_row[i] for i in kept), new.id))
         write_journal(self.conn, actor, op, new.id, changed, at)
+        if _embeddable(before) == _embeddable(after):  # e.g. recall restoring an archived memory
+            carry_pending(self.conn, held)
 
     def get(self, memory_id: str) -> Memory | None:
         """One memory by exact id, or None."""
@@ -148,10 +159,17 @@ class MemoryTable:
         if match is None:
             return []
         # The index ranks on its own first; the memories of its best rows are then checked for
-        # status. Only when too few of those qualify does the ranking join every match.
+        # status. Only when too few of those qualify does the ranking join the matches. In a large
+        # store no query scores more than the newest `SCORED_MAX` matching rows (a common word
+        # matches ~200,000 rows at 1,000,000 memories: ~0.5 s to score them all).
         fetch = limit * TOP_OVERFETCH
-        every = _every_word_first(self.conn, query, match, fetch, limit)
-        top = every if every is not None else self.conn.execute(fts.top_sql(), (match, fetch)).fetchall()
+        window = max(SCORED_MAX, fetch) if _size(self.conn) >= SCORED_ALL_UNDER else -1  # -1: no limit
+        every = _every_word_first(self.conn, query, match, fetch, limit, window)
+        top = (
+            every
+            if every is not None
+            else self.conn.execute(fts.top_sql(), (match, window, fetch)).fetchall()
+        )
         if not top:
             return []
         # Most rows qualify: the best few are looked up first, the rest only when they fall short.
@@ -162,8 +180,8 @@ class MemoryTable:
         kept = [(rows[n][0], -float(score)) for n, score in top if n in rows and rows[n][1] in allowed]
         if len(kept) >= limit or (len(top) < fetch and every is None):  # enough, or every match seen
             return kept[:limit]
-        sql = fts.search_sql("m.id", f"m.status IN ({marks(statuses)})")
-        return [(r[0], -float(r[1])) for r in self.conn.execute(sql, (match, *statuses, limit))]
+        sql = fts.newest_search_sql("m.id", f"m.status IN ({marks(statuses)})")
+        return [(r[0], -float(r[1])) for r in self.conn.execute(sql, (match, window, *statuses, limit))]
 
     def tagged(self, tag: str, types: Sequence[str]) -> list[Memory]:
         """Active and archived memories of these types carrying `tag`."""
@@ -202,6 +220,16 @@ class MemoryTable:
         return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE status = 'active'")]
 
 
+def _size(conn: Connection) -> int:
+    """The highest memory row number: the store's size, give or take, from one index lookup."""
+    return int(conn.execute("SELECT coalesce(max(n), 0) FROM memories").fetchone()[0])
+
+
+def _embeddable(fields: dict[str, Any]) -> bool:
+    """Whether a memory belongs in a vector index (`vectors.EMBEDDABLE`, on its serial form)."""
+    return fields["status"] in ("active", "archived") and fields["type"] != "code"
+
+
 def _indexed_tag(tag: str) -> bool:
     """Whether the keyword index finds every memory carrying `tag` by its words (plain ASCII
     with a word in it: the index folds case and splits at every other character)."""
@@ -209,11 +237,11 @@ def _indexed_tag(tag: str) -> bool:
 
 
 def _every_word_first(
-    conn: Connection, query: TextQuery, match: str, fetch: int, least: int
+    conn: Connection, query: TextQuery, match: str, fetch: int, least: int, window: int
 ) -> list[Any] | None:
-    """The best `fetch` (row, bm25) of the rows holding every term that matches anything, when
-    more than `SCORE_ALL_MAX` rows match the query and at least `least` hold every such term;
-    else None (rank every match).
+    """The best `fetch` (row, bm25) of the rows holding every term that matches anything (of
+    the newest `window` of them), when more than `SCORE_ALL_MAX` rows match the query and at
+    least `least` hold every such term; else None (rank every match).
 
     FTS5's BM25 is a sum over the query's terms, each scored on its own row by row, so these
     rows get the very scores the whole query gives them (a term no row holds adds nothing),
@@ -223,7 +251,9 @@ def _every_word_first(
     100,000 memories the best 50 were those of the full ranking, in its order (9 of the 16 take
     this path); below `SCORE_ALL_MAX` matches nothing changes. Fewer than `fetch` rows (but at
     least the `least` wanted) are all there is of them: the caller ranks every match when too
-    few of them have a status it wants.
+    few of them have a status it wants. They are counted before any is scored: BM25 reads every
+    row of each term once per query to weigh it (~0.07 us a row), so a query scored twice pays
+    that twice.
     """
     if query.match_all or len(query.terms) < 2:
         return None
@@ -235,7 +265,6 @@ def _every_word_first(
         if conn.execute(fts.count_sql(), (fts.match_text(replace(query, terms=(term,))), 1)).fetchone()[0]
     )
     every = fts.match_text(replace(query, terms=present, match_all=True)) if len(present) > 1 else None
-    if every is None:
+    if every is None or conn.execute(fts.count_sql(), (every, max(least, 1))).fetchone()[0] < max(least, 1):
         return None
-    top = conn.execute(fts.top_sql(), (every, fetch)).fetchall()
-    return top if len(top) >= max(least, 1) else None
+    return conn.execute(fts.top_sql(), (every, window, fetch)).fetchall()

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from cortex.core.serial import format_time
 from cortex.store.sqlite import vector_codes, vector_matrix
-from cortex.store.sqlite.codec import BATCH, marks
+from cortex.store.sqlite.codec import marks
 from cortex.store.sqlite.connection import Connection
 
 SCAN_OVER = 2_000  # more row numbers than this, and ...
@@ -110,16 +110,17 @@ def read_vectors(conn: Connection, table: str, ns: Sequence[int], *, exact: bool
         if held is not None:
             return held
     if len(ns) > SCAN_OVER and len(ns) * SCAN_SHARE >= count_vectors(conn, table):
-        wanted = set(ns)  # most of the table: one scan (~20 us a vector, a lookup by rowid ~170 us)
+        wanted = set(ns)  # most of the table: one scan (~20 us a vector, a lookup by rowid ~0.2 ms)
         rows = conn.execute(f"SELECT rowid, embedding FROM {table}")
         return {int(n): bytes(blob) for n, blob in rows if n in wanted}
+    # One lookup per row: vec0 answers `rowid = ?` from its rowid index, while `rowid IN (...)`
+    # first walks every rowid (~60 ms more a statement at 100,000 vectors, however few rows).
+    sql = f"SELECT embedding FROM {table} WHERE rowid = ?"
     out: dict[int, bytes] = {}
-    for start in range(0, len(ns), BATCH):
-        chunk = list(ns[start : start + BATCH])
-        for n, blob in conn.execute(
-            f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks(chunk)})", chunk
-        ):
-            out[int(n)] = bytes(blob)
+    for n in dict.fromkeys(ns):
+        row = conn.execute(sql, (n,)).fetchone()
+        if row is not None:
+            out[int(n)] = bytes(row[0])
     return out
 
 
