@@ -39,6 +39,7 @@ GATED = {
     ("capture/manual.py", "forget"): "status change of a stored memory",
     ("capture/supersession.py", "supersede_states"): "status change of a stored memory",
     ("capture/supersession.py", "retract_answer"): "status change of a stored memory",
+    ("capture/supersession.py", "_retire"): "status change of a stored memory",
     ("admin/portability.py", "_import_memories"): "every imported memory via sanitise_memory",
     ("admin/portability.py", "import_section"): "journal payloads via redact_value",
     ("recall/search.py", "_apply_access"): "restore of a stored memory (status and dates)",
