@@ -236,13 +236,19 @@ def measure_hooks(
     if spawns == 0:
         return out
     spawned: list[dict[str, Any]] = []
+    first, idle = Series("worker started by Stop, the sample session", size), Series("", size)
     for i in range((max(runs // 2, 5) if spawns is None else spawns) + 1):
+        started = time.perf_counter()
         rows = run_children(hook_command("Stop", python), json.dumps(stop), env, 1)
         if i:
             spawned += rows
-        _wait_idle(root)  # the worker's own time is measured below, not here
+        _wait_idle(root)  # the worker's own time per turn is measured below; here only until idle
+        (idle if i else first).ms.append((time.perf_counter() - started) * 1000)
     out.append(measured("Stop, starts the detached worker", size, spawned, "hook return; the worker runs on"))
-    return out
+    first.note = "wall from the hook's start until the worker it started exits: a new process, its turns"
+    idle.name = "worker started by Stop, nothing new"
+    idle.note = "the same, when the transcript holds nothing new (the rows above)"
+    return [*out, first, idle]
 
 
 def _wait_idle(root: Path, timeout_s: float = 300.0) -> None:
@@ -421,7 +427,38 @@ def scale_store(n: int, work: Path) -> tuple[Path, float, str]:
     cached, built_s = cached_store(n)
     root = work / cached.name
     shutil.copytree(cached, root, symlinks=True)
-    return root, built_s, "`benchmarks.scale_vectors`' cached store, perturbed real vectors"
+    in_use(root)
+    return (
+        root,
+        built_s,
+        (
+            "`benchmarks.scale_vectors`' cached store, perturbed real vectors; its copy marked as a store "
+            "in use (ticked this hour, consolidated up to its last journal record): a turn here is a "
+            "turn of a store kept up to date, not the first tick and whole-store consolidation of a store "
+            "built in bulk"
+        ),
+    )
+
+
+def in_use(root: Path) -> None:
+    """Mark the project's store as the worker leaves a store in use: ticked now and consolidated
+    up to its newest journal record, after as many extractions as it has counted. A store built
+    in bulk was never ticked (its first tick decays months of memories at once) nor consolidated
+    (its first automatic run compares every memory): neither is the cost of a turn."""
+    from cortex.app import Cortex
+    from cortex.core.model import Scope
+    from cortex.core.serial import format_time
+    from cortex.lifecycle import upkeep
+    from cortex.paths import Paths
+
+    with Cortex(Paths(root, root.parent / "in-use-home")) as cx:
+        store = cx.store(Scope.PROJECT, create=False)
+        assert store is not None
+        with store.transaction():
+            store.set_meta(upkeep.META_TICKED_AT, format_time(cx.now()) or "")
+            store.set_meta(upkeep.META_CONSOLIDATED_SEQ, str(store.journal_seq()))
+            store.set_meta(upkeep.META_CONSOLIDATED_ACTIVE, str(store.count_active()))
+            store.set_meta(upkeep.META_CONSOLIDATED_AT, store.get_meta(upkeep.META_EXTRACTIONS, "0") or "0")
 
 
 def _with_remote(root: Path) -> None:
