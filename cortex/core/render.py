@@ -40,10 +40,13 @@ def _date(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d") if value else "?"
 
 
-def attribution(m: Memory, *, show_branch: bool = True, show_status: bool = True) -> str:
+def attribution(
+    m: Memory, *, show_branch: bool = True, show_status: bool = True, show_type: bool = True
+) -> str:
     """`id · type · date · branch · source` line for a memory; a briefing leaves out the branch
-    where it goes without saying and the status (it shows active notes)."""
-    parts = [m.id, m.type.value, _date(m.created)]
+    where it goes without saying, the status (it shows active notes) and the type where its
+    section's title says it."""
+    parts = [m.id, *([m.type.value] if show_type else []), _date(m.created)]
     if m.scope.value in ("global", "team"):
         parts.append(m.scope.value)
     by = next((t.removeprefix(SHARED_BY) for t in m.tags if t.startswith(SHARED_BY)), "")

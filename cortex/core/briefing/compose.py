@@ -239,10 +239,9 @@ def _render_part(
         else []
     )
     header = render_header(part.value, None if part is BriefingPart.STABLE else branch)
-    entries = {
-        m.id: render_entry(
-            m, stale=marks and m.id in stale, note=notes.get(m.id, "") if marks else "", here=branch
-        )
+    said = (last[0].source.session_id or "") if marks and last else ""  # the preamble names it
+    entries = {  # the stable part is given no notes
+        m.id: render_entry(m, stale=marks and m.id in stale, note=notes.get(m.id, ""), here=branch, said=said)
         for m in candidates
     }
     present = {BUCKET_OF[m.type] for m in candidates}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from cortex.core.extract.structural import EDITS_TAG
 from cortex.core.model import Memory
 from cortex.core.write.distinct import lost_by_merge
 
@@ -31,10 +32,11 @@ def is_lead_in(entry: str) -> bool:
 
 
 def lead_ins_last(ranked: Sequence[Memory], entries: Mapping[str, str]) -> list[Memory]:
-    """`ranked` with the lead-ins after every other entry, each group in rank order: a lead-in
-    takes only the room the notes that say something leave, and gives its place to a fuller
-    note that holds its words even when that note ranks below it."""
-    return sorted(ranked, key=lambda m: is_lead_in(entries[m.id]))
+    """`ranked` with the lead-ins and the lists of edited files after every other entry, each
+    group in rank order: they take only the room the notes that say something leave, and a
+    lead-in gives its place to a fuller note that holds its words even when that note ranks
+    below it. A pinned list of edited files keeps its place."""
+    return sorted(ranked, key=lambda m: is_lead_in(entries[m.id]) or (EDITS_TAG in m.tags and not m.pinned))
 
 
 def _repeats(mine: frozenset[str], theirs: frozenset[str]) -> bool:

@@ -279,11 +279,11 @@ def test_stale_memories_are_marked_in_moment_and_full_and_listed_in_moment() -> 
     stale = {"gone", "prog"}
     parts = render_briefings(items, now=NOW, branch="main", stale=stale)
     full, moment, stable = parts[BriefingPart.FULL], parts[BriefingPart.MOMENT], parts[BriefingPart.STABLE]
-    assert f"gone · gotcha · 2025-05-31 · files src/old_loader.py {STALE_MARK}" in full.text
+    assert f"gone · 2025-05-31 · files src/old_loader.py {STALE_MARK}" in full.text
     assert f"loader.py {STALE_MARK}" not in full.text.replace("old_loader.py " + STALE_MARK, "")
     assert set(full.stale) == stale
     assert "Stale: 2 note(s) refer to files gone at HEAD: gone (src/old_loader.py)" in moment.text
-    assert f"prog · progress · 2025-05-31 · files src/old_loader.py {STALE_MARK}" in moment.text
+    assert f"prog · 2025-05-31 · files src/old_loader.py {STALE_MARK}" in moment.text
     assert STALE_MARK not in stable.text and "Stale:" not in stable.text
     assert stable.stale == ()
 
@@ -350,8 +350,8 @@ def test_every_memory_is_attributed_data_inside_one_fence() -> None:
     assert len(fences) == 2 and len(fences[0]) > len("````text")  # longer than any run inside
     assert not any(ln.lstrip().startswith(fences[1]) for ln in body_lines(b))
     inside = body_lines(b)
-    assert "- d1 · decision · 2025-05-31 · session abcdef12 · files db.py" in inside
-    assert any(ln.startswith("- c1 · context") for ln in inside)
+    assert "- d1 · 2025-05-31 · files db.py" in inside  # the preamble names the session
+    assert any(ln.startswith("- c1 · 2025-05-31") for ln in inside)
     assert len(inside) == len(lines) - 5  # marker, title, disclaimer, two fences: nothing else
 
 
@@ -363,10 +363,10 @@ def test_a_note_is_named_by_branch_only_where_the_branch_says_something() -> Non
         mem("work", "Progress: retry loop wired", T.PROGRESS, branch="feat/x", session="s1"),
     ]
     stable = body_lines(render_briefing(items, now=NOW, branch="feat/x", part="stable"))
-    assert "- feat · decision · 2025-05-31 · branch feat/x · session s1" in stable
+    assert "- feat · 2025-05-31 · branch feat/x · session s1" in stable
     assert not any("branch" in ln for ln in stable if ln.startswith(("- trunk", "- head")))
     moment = body_lines(render_briefing(items, now=NOW, branch="feat/x", part="moment"))
-    assert "- work · progress · 2025-05-31 · session s1" in moment  # the header names feat/x
+    assert "- work · 2025-05-31" in moment  # the header names feat/x, the preamble s1
 
 
 def test_a_note_that_repeats_a_fuller_shown_note_gives_its_place_to_the_next() -> None:
