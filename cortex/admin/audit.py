@@ -20,6 +20,7 @@ from cortex.capture.embed import write_embeddings
 from cortex.core.lifecycle.health import Health, content_health
 from cortex.core.model import Scope
 from cortex.core.replay import replay
+from cortex.lifecycle.pairs import similar_pairs
 from cortex.store.port import StoreAdmin
 
 log = logging.getLogger("cortex.admin.audit")
@@ -90,7 +91,7 @@ def integrity(store: StoreAdmin) -> tuple[bool, dict[str, list[str]], list[tuple
 def audit_store(store: StoreAdmin) -> StoreAudit:
     """Audit one store (reads only)."""
     text_ok, missing, dangling, digest, replayed = integrity(store)
-    health = content_health(store.all_memories())
+    health = content_health(store.all_memories(), similar_pairs)  # the word joins: bounded
     return StoreAudit(store.scope, str(store.path), text_ok, missing, dangling, digest, replayed, health)
 
 

@@ -22,6 +22,7 @@ from benchmarks.gen_store import build_store, generate_memories, write_synthetic
 from cortex.app import Cortex
 from cortex.config import Settings
 from cortex.core.lifecycle import consolidate as merging
+from cortex.core.lifecycle.health import content_health
 from cortex.core.model import EdgeStatus, Memory, Scope, Status
 from cortex.core.text import content_hash, jaccard, words
 from cortex.core.write import similar
@@ -193,3 +194,25 @@ def test_word_holders_miss_no_memory_close_enough_however_many_words_they_read(
             found += len(close - {n})
             tighter += len(every) < len(fewest)
     assert found > 20 and tighter > 5  # so that the inclusions say something
+
+
+def test_similar_pairs_from_the_word_joins_are_find_similar_pairs(
+    opened: Callable[[int], tuple[Cortex, StoreAdmin]],
+) -> None:
+    """The audit's duplicates come from the word joins: the same pairs, scores and order as
+    prefix filtering, and so the same content health."""
+    _, store = opened(1_000)
+    stored = store.list_memories(types=["progress"])[0]
+    again = f"{stored.content} Confirmed again"  # a restatement: a duplicate nothing distinguishes
+    with store.transaction():
+        store.insert_memory(
+            replace(stored, id="again0", content=again, content_hash=content_hash(again)), "test", NOW
+        )
+    texts = store.active_texts()
+    for threshold in (NEAR_DUPLICATE_JACCARD, 0.5):
+        expected = similar.find_similar_pairs(texts, threshold)
+        assert pairs.similar_pairs(texts, threshold) == expected and len(expected) > 20
+    memories = store.all_memories()
+    health = content_health(memories)
+    assert content_health(memories, pairs.similar_pairs) == health
+    assert {"again0", stored.id} in [set(p) for p in health.duplicates]

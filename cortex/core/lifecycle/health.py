@@ -11,7 +11,7 @@ by the audit, which asks git).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from cortex.core.model import Memory, Status
@@ -19,7 +19,7 @@ from cortex.core.redact.secrets import redact
 from cortex.core.text import words
 from cortex.core.write.distinct import distinguishing_difference
 from cortex.core.write.gate import NEAR_DUPLICATE_JACCARD
-from cortex.core.write.similar import find_similar_pairs, text_of
+from cortex.core.write.similar import SimilarPair, Text, find_similar_pairs, text_of
 
 MIN_WORDS = 3  # fewer distinct words than this says nothing on its own
 BOILERPLATE = re.compile(
@@ -73,12 +73,18 @@ class Health:
         return {i for pair in self.duplicates for i in pair}
 
 
-def content_health(memories: Sequence[Memory]) -> Health:
-    """Duplicates, junk, secrets and never-used memories among the active `memories`."""
+def content_health(
+    memories: Sequence[Memory], similar: Callable[[Sequence[Text], float], list[SimilarPair]] | None = None
+) -> Health:
+    """Duplicates, junk, secrets and never-used memories among the active `memories`.
+
+    `similar` finds the pairs as `find_similar_pairs` does (the default), faster on large stores.
+    """
     live = [m for m in memories if m.status is Status.ACTIVE]
     by_id = {m.id: m for m in live}
     health = Health(memories=len(live))
-    for p in find_similar_pairs([text_of(m) for m in live], NEAR_DUPLICATE_JACCARD):
+    found = (similar or find_similar_pairs)([text_of(m) for m in live], NEAR_DUPLICATE_JACCARD)
+    for p in found:
         if not distinguishing_difference(by_id[p.a].content, by_id[p.b].content):
             health.duplicates.append((p.a, p.b))
     for m in sorted(live, key=lambda m: m.id):
