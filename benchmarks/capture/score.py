@@ -30,7 +30,17 @@ TARGETS = {  # the issue's acceptance targets
     "wrong": ("=", 0),
     "file-list share": ("<=", 0.25),
 }
-_ENTRY = re.compile(r"^- (\S+) · ([a-z_]+) · ")
+_ENTRY = re.compile(r"^- (\S+) · (?:([a-z_]+) · )?")  # a type after the id, or only the section's title
+_SECTIONS = {  # a briefing section's title -> the type of the entries under it (Pinned mixes types)
+    "Decisions:": "decision",
+    "Architecture:": "architecture",
+    "Conventions and patterns:": "pattern",
+    "Preferences:": "preference",
+    "Gotchas:": "gotcha",
+    "Code notes:": "code_description",
+    "Progress:": "progress",
+    "Context:": "context",
+}
 
 
 @dataclass
@@ -129,15 +139,19 @@ class Entry:
 
 
 def briefing_entries(text: str) -> list[Entry]:
-    """The briefing's memory entries: `- id · type · date ...` and the indented lines below it."""
+    """The briefing's memory entries: `- id · type · date ...` (or `- id · date ...` under a
+    section title naming the type) and the indented lines below it."""
     entries: list[Entry] = []
     current: tuple[str, list[str]] | None = None
+    section = ""
     for line in text.splitlines():
         m = _ENTRY.match(line)
+        if line.endswith(":") and not line.startswith((" ", "\t", "-")):  # a section's title
+            section = _SECTIONS.get(line, "")
         if m:
             if current:
                 entries.append(_entry(*current))
-            current = (m.group(2), [line])
+            current = (m.group(2) or section, [line])
         elif current and line.startswith((" ", "\t")) and line.strip():
             current[1].append(line)
         elif current:

@@ -116,6 +116,31 @@ def test_file_list_progress_entries_are_counted_by_characters() -> None:
     assert chars == len(briefing.splitlines()[1]) + 1 + len(briefing.splitlines()[2]) + 1
 
 
+def test_entries_that_leave_their_type_to_the_section_title_are_typed_by_it() -> None:
+    briefing = "\n".join(
+        [
+            "````text",
+            "Last session with notes: 2025-01-02, branch main, session abcd, 3 note(s).",
+            "Pinned:",
+            "- m0 · gotcha · 2025-01-02 · pinned",
+            "  src/a.rs src/b.rs",
+            "Progress:",
+            "- m1 · 2025-01-02 · files src/c.rs",
+            "  Edited src/a.rs, src/b.rs, Cargo.toml",
+            "- m2 · 2025-01-02",
+            "  Switched sqlx to runtime queries: rustc 1.70 is too old",
+            "Context:",
+            "- m3 · 2025-01-02",
+            "  src/a.rs src/b.rs",
+            "````",
+        ]
+    )
+    assert [e.type for e in briefing_entries(briefing)] == ["gotcha", "progress", "progress", "context"]
+    chars, progress, lists = file_list_stats(briefing)
+    assert (progress, lists) == (2, 1)
+    assert chars == len(briefing.splitlines()[6]) + 1 + len(briefing.splitlines()[7]) + 1
+
+
 # -- replay plan --------------------------------------------------------------------------------
 def _user(text: object, **extra: object) -> dict[str, object]:
     return {"type": "user", "message": {"role": "user", "content": text}, **extra}
