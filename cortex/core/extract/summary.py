@@ -28,7 +28,7 @@ from cortex.core.extract.speech import (
     without_acknowledgement,
     without_offers,
 )
-from cortex.core.extract.transcript import Message, Role, ToolResult
+from cortex.core.extract.transcript import Message, Role
 from cortex.core.extract.turns import split_turns
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import STATE_TAG
@@ -177,15 +177,15 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
 
 def delegated_reports(turn: Sequence[Message]) -> list[tuple[str, Message]]:
     """What the turn's subagents reported: a finished `Task` (1.x) or `Agent` (2.x) call's
-    result is its subagent's closing report, and so is a background subagent's notice when it
-    finishes (2.1.x). A background launch ("Async agent launched"), a refused, failed or
-    interrupted call and an API error banner report nothing."""
+    result is its subagent's closing report. A background launch ("Async agent launched"), a
+    refused, failed or interrupted call and an API error banner report nothing. A background
+    subagent's report arrives later as a notice (2.1.x) that starts a turn of its own: the main
+    thread's answer to it is that turn's report and says what it made of the findings; the raw
+    report is not read (an evaluation's recommendation the user then overruled took the
+    briefing's decision places)."""
     out = []
     for message in turn:
-        if message.is_sidechain:
-            continue
-        if message.role is Role.USER:  # a background subagent's report arrives as a notice
-            out += [(r.content.strip(), message) for r in message.tool_results if _reports(r)]
+        if message.role is not Role.ASSISTANT or message.is_sidechain:
             continue
         for use in message.tool_uses:
             result = use.result
@@ -197,12 +197,6 @@ def delegated_reports(turn: Sequence[Message]) -> list[tuple[str, Message]]:
             if text and not _ERROR_BANNER.match(text) and not _LAUNCHED.match(text):
                 out.append((text, message))
     return out
-
-
-def _reports(result: ToolResult) -> bool:
-    """A background subagent's finished report (a command's notice carries none)."""
-    text = result.content.strip()
-    return result.notice and not result.is_error and bool(text) and not _ERROR_BANNER.match(text)
 
 
 def final_text(turn: Sequence[Message]) -> tuple[str, Message] | None:

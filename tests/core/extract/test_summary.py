@@ -317,7 +317,7 @@ def _notice(status: str, summary: str, result: str | None) -> dict[str, object]:
     }
 
 
-def test_a_background_subagents_notice_is_read_as_its_report_not_as_a_prompt() -> None:
+def test_a_background_subagents_notice_is_no_prompt_and_its_raw_report_is_not_read() -> None:
     launched = "Async agent launched successfully.\nagentId: a1fac88621f20fc5f"
     use = {
         "type": "tool_use",
@@ -354,10 +354,13 @@ def test_a_background_subagents_notice_is_read_as_its_report_not_as_a_prompt() -
     # A notice starts a turn (the answer to it is not the prompt's turn's report); two notices
     # with no answer between them are one turn, as two prompts would be.
     assert [len(t) for t in split_turns(messages)] == [4, 2, 2]
-    found = [c for c, _ in extract_reports(messages)]
-    gotchas = [c.content for c in found if c.type is MemoryType.GOTCHA]
-    assert any(
-        c.startswith("Root Cause\nThe date parser computed relative ranges in UTC & so") for c in gotchas
-    )
-    assert all(c.priority <= REPORT_PRIORITY for c in found)
-    assert not [c for c in found if "Partial notes" in c.content]  # a killed task reported nothing
+    notices = [r for m in messages for r in m.tool_results if r.notice]
+    assert [(r.is_error, r.content[:10]) for r in notices] == [
+        (False, "## Summary"),
+        (False, ""),  # a background command's notice carries no report
+        (True, "Partial no"),  # a killed task's is an error
+    ]
+    assert "UTC & so" in notices[0].content  # unescaped
+    # The raw report is not read: the main thread's answer to the notice is that turn's report.
+    found = [c.content for c, _ in extract_reports(messages)]
+    assert not [c for c in found if "date parser computed" in c or "Partial notes" in c]
