@@ -87,9 +87,11 @@ def write_checkpoint(
 
 def _remove_partial(folder: Path, stem: str) -> None:
     """Delete leftovers of a checkpoint whose writer was killed (temp files, no sidecar)."""
-    for leftover in folder.glob(f"{stem}-[0-9]*.db.tmp"):
-        with contextlib.suppress(OSError):
-            leftover.unlink()
+    # The backup under its temporary name, and a sidecar's (`atomic_write`'s temp file).
+    for pattern in (f"{stem}-[0-9]*.db.tmp", f".{stem}-[0-9]*.json.*.tmp"):
+        for leftover in folder.glob(pattern):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
     for orphan in folder.glob(f"{stem}-[0-9]*.db"):
         if not orphan.with_suffix(".json").exists():
             with contextlib.suppress(OSError):
