@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cortex.briefing.stale import _relative_path as relative_path
+from cortex.briefing.stale import project_resolver
 from cortex.briefing.stale import read_gone_paths as stale_gone_paths
 from cortex.core.code.anchors import Anchor, AnchorCheck, AnchorState, describe, symbol_hash
 from cortex.shell import git, git_objects
@@ -241,7 +242,8 @@ def read_gone_paths(
 ) -> dict[str, str | None]:
     """`stale.read_gone_paths` answered from the blob ids cached for HEAD (a git process only
     for paths not asked at this HEAD yet)."""
-    rel = {f: relative_path(f, root) for f in paths}
+    resolve = project_resolver(root)
+    rel = {f: resolve(relative_path(f, root)) for f in paths}
     checker = _checker(root, cache_file) if any(rel.values()) else None
     if checker is None:
         return dict.fromkeys(rel)

@@ -224,6 +224,31 @@ def test_stale_memories_come_from_files_gone_at_head_and_in_the_work_tree(tmp_pa
     assert "(stale: file gone)" not in result.rendered.parts[BriefingPart.STABLE].text
 
 
+def test_a_path_written_from_a_parent_folder_is_the_project_file_and_an_unplaceable_one_is_not_stale(
+    tmp_path: Path,
+) -> None:
+    # A session started in the parent folder writes `proj/AGENTS.md` for the project `proj`
+    # and names files of a sibling project (`other/README.md`): neither is gone from `proj`.
+    cx = make_project(tmp_path)
+    root = cx.paths.root
+    (root / "AGENTS.md").write_text("# rules\n", "utf-8")
+    (root / "src").mkdir()
+    (root / "src" / "gone.py").write_text("x = 1\n", "utf-8")
+    (root / "src" / "kept.py").write_text("x = 1\n", "utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "files")
+    parent = add(cx, "Pattern: proj/AGENTS.md lists the rules", MemoryType.PATTERN, files=("proj/AGENTS.md",))
+    sibling = add(
+        cx, "Context: other/README.md explains setup", MemoryType.CONTEXT, files=("other/README.md",)
+    )
+    parent_gone = add(cx, "Gotcha: proj/old.md", MemoryType.GOTCHA, files=("proj/old.md",))
+    gone = add(cx, "Gotcha: src/gone.py caches forever", MemoryType.GOTCHA, files=("src/gone.py",))
+    git(root, "rm", "-q", "src/gone.py")
+    git(root, "commit", "-q", "-m", "remove src/gone.py")
+    assert read_stale_ids(root, [parent, sibling, parent_gone, gone]) == {gone.id}
+    assert refresh_briefing(cx).rendered.stale == {gone.id}
+
+
 def test_a_refresh_at_an_unchanged_head_starts_no_git_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
