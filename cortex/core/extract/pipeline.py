@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -27,6 +28,10 @@ DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.
 # Tool input fields the layers read; the rest (file contents, diffs but a manifest's) is never kept.
 KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description", "plan", "bash_id", "shell_id")
 MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
+# `Next.js`, `Node.js`, `Three.js`: a capitalised name with `.js` and no folder is a product
+# more often than a file; it is a file only when a tool call of its turn names it.
+_PRODUCT_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
+_WORD = re.compile(r"[^\s\"'`=:;|&<>()]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +124,10 @@ def _turn_candidates(
     out: list[SourcedCandidate] = []
     seen: set[str] = set()
     turn_end = max((m.end_offset for m in turn), default=0)
+    named, touched = _tool_files(turn, project_root)
+    git = replace(git, changed_files=tuple(dict.fromkeys((*git.changed_files, *touched))))
     for candidate, message in raw:
-        finished = _finish(candidate, message, project_root, git)
+        finished = _finish(candidate, message, project_root, git, named)
         key = content_hash(finished.content)
         if not finished.content or key in seen:
             continue
@@ -167,13 +174,37 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
-def _finish(candidate: Candidate, message: Message, project_root: str | None, git: GitContext) -> Candidate:
+def _tool_files(turn: Sequence[Message], project_root: str | None) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(the file names, last path parts, that the turn's tool calls name: paths read or
+    written and the words of commands run; the project files read or written)."""
+    names: set[str] = set()
+    paths: dict[str, None] = {}
+    for message in turn:
+        for use in message.tool_uses:
+            for key in ("file_path", "notebook_path", "command"):
+                value = use.input.get(key)
+                if not isinstance(value, str):
+                    continue
+                if key != "command" and (rel := relative_path(value.replace("\\", "/"), project_root)):
+                    paths.setdefault(rel, None)
+                words = _WORD.findall(value) if key == "command" else [value]
+                names.update(w.replace("\\", "/").rsplit("/", 1)[-1] for w in words)
+    return frozenset(names), tuple(paths)
+
+
+def _finish(
+    candidate: Candidate,
+    message: Message,
+    project_root: str | None,
+    git: GitContext,
+    tool_names: frozenset[str] = frozenset(),
+) -> Candidate:
     content = normalize_text(candidate.content)
     branch = message.git_branch or git.branch
     tags = list(candidate.tags)
     if branch and branch != "HEAD":
         tags.append(f"branch:{branch}")
-    files = list(candidate.files) or _resolve_files(content, project_root, git.changed_files)
+    files = list(candidate.files) or _resolve_files(content, project_root, git.changed_files, tool_names)
     return replace(
         candidate,
         content=content,
@@ -183,13 +214,19 @@ def _finish(candidate: Candidate, message: Message, project_root: str | None, gi
     )
 
 
-def _resolve_files(content: str, project_root: str | None, changed: Sequence[str]) -> list[str]:
+def _resolve_files(
+    content: str, project_root: str | None, changed: Sequence[str], tool_names: Collection[str] = ()
+) -> list[str]:
     """Paths the text mentions, made project-relative; a bare name resolves through the
-    changed files when exactly one of them has that name."""
+    changed files (and those the turn's tools read or wrote) when exactly one of them has
+    that name. A product name (`Next.js`) that
+    neither a tool call of the turn nor a changed file names is no file."""
     resolved = []
     for path in parse_mentioned_paths(content):
         if "/" not in path:
             matches = [f for f in changed if f.rsplit("/", 1)[-1] == path]
+            if not matches and _PRODUCT_NAME.fullmatch(path) and path not in tool_names:
+                continue
             path = matches[0] if len(matches) == 1 else path
         rel = relative_path(path, project_root)
         if rel:

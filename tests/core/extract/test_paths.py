@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+from cortex.core.extract.pipeline import extract_candidates
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.transcript import parse_chunk
-from tests.support.transcript_builders import envelope, jsonl, prompt_record, tool_result_record
+from tests.support.transcript_builders import (
+    bash_result_record,
+    bash_use_record,
+    envelope,
+    jsonl,
+    prompt_record,
+    text_record,
+    tool_result_record,
+)
 
 POSIX_ROOT = "/home/dev/proj"
 WINDOWS_ROOT = "C:\\Users\\dev\\proj"
@@ -97,3 +106,20 @@ def test_backslash_and_home_paths_in_prose() -> None:
     found = parse_mentioned_paths(text)
     assert found == ["C:/Users/dev/proj/src/app.py", "src/db.py", "~/.claude/settings.json"]
     assert [relative_path(p, WINDOWS_ROOT) for p in found] == ["src/app.py", "src/db.py", None]
+
+
+def test_a_product_name_is_no_file_unless_a_tool_of_the_turn_names_it() -> None:
+    # b1-golfgod-v1 shape: a 2.1.x report naming the stack (`Next.js 15`, `Node.js`) beside a
+    # component the turn wrote (`App.js`) and one it only ran (`Server.js`).
+    records: list[dict[str, object]] = [prompt_record("set up the landing page")]
+    records += edit("t0", f"{POSIX_ROOT}/src/App.js", POSIX_ROOT)
+    records += [bash_use_record("t1", "node scripts/Server.js --check"), bash_result_record("t1", "ok")]
+    text = (
+        "Decision: we use Next.js 15 on Node.js 20 with Three.js for the course map; "
+        "the page lives in App.js and Server.js serves it, as config.js says."
+    )
+    records.append(text_record("msg_r", text, "a-r"))
+    chunk = parse_chunk(jsonl(records), 0)
+    found = extract_candidates(chunk.messages, project_root=POSIX_ROOT, git=None)
+    decision = next(c for c in found if "Next.js 15" in c.content)
+    assert decision.files == ("src/App.js", "Server.js", "config.js")
