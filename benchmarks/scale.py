@@ -275,7 +275,9 @@ def measure_incremental_consolidation(root: Path, home: Path, n: int, runs: int)
                 for m in batch:
                     store.insert_memory(m, "scale", m.created)
             write_synthetic_vectors(store, batch)
-            wall, cpu = _timed(lambda: upkeep.consolidate_store(cx, store, dry_run=True, incremental=True))
+            wall, cpu = _timed(  # as the worker's automatic run plans it
+                lambda: upkeep.consolidate_store(cx, store, dry_run=True, incremental=True, review=False)
+            )
             with store.transaction():  # as an applied run records it
                 store.set_meta(upkeep.META_CONSOLIDATED_SEQ, str(store.journal_seq()))
             if turn:

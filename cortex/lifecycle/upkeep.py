@@ -175,13 +175,19 @@ def read_cosines(
     return _pair_cosines(by_id, known) if known else {}
 
 
-def plan_store(cx: Cortex, store: StoreAdmin, *, since_seq: int | None = None) -> merging.ConsolidationPlan:
+def plan_store(
+    cx: Cortex, store: StoreAdmin, *, since_seq: int | None = None, review: bool = True
+) -> merging.ConsolidationPlan:
     """Gather what consolidation needs from one store and plan it.
 
     Only the pairs that can change the plan are found (`cortex.lifecycle.pairs`), so the plan
     is the all-pairs plan without the all-pairs cost; full memories and their links are read
     only for memories that pair with something. With `since_seq`, only memories changed after
-    that journal record are compared (with everything).
+    that journal record are compared (with everything). Without `review`, the plan's
+    `suggested` list holds only the links of the memories it compares: the merges, the
+    contradictions and the new links are the same, and the store's other suggested links (every
+    one of them is read and sorted otherwise: seconds in a store of 1,000,000 memories) are left
+    for `cortex consolidate` to show.
     """
     probes = None if since_seq is None else store.changed_ids(since_seq)
     pairs = pairs_of.candidate_pairs(cx, store, probes) if probes is None or probes else []
@@ -193,7 +199,9 @@ def plan_store(cx: Cortex, store: StoreAdmin, *, since_seq: int | None = None) -
     kinds = {m.id: m.type for m in memories}
     cosines = read_cosines(cx, store, [p for p in pairs if kinds.get(p.a, 0) == kinds.get(p.b, 1)])
     edges = {(e.source, e.target, e.type): e for e in store.edges(involved)}
-    edges.update({(e.source, e.target, e.type): e for e in store.edges(status=EdgeStatus.SUGGESTED.value)})
+    if review:
+        waiting = store.edges(status=EdgeStatus.SUGGESTED.value)
+        edges.update({(e.source, e.target, e.type): e for e in waiting})
     ordered = [edges[k] for k in sorted(edges, key=lambda k: (k[0], k[1], k[2].value))]
     return merging.plan_consolidation(memories, ordered, cx.now(), pairs=pairs, cosines=cosines)
 
@@ -227,11 +235,13 @@ def consolidate_store(
     run: str = "",
     reason: str = "manual",
     incremental: bool = False,
+    review: bool = True,
 ) -> StoreConsolidation:
-    """Plan and (unless dry-run) apply one store's consolidation, checkpointing first if needed."""
+    """Plan and (unless dry-run) apply one store's consolidation, checkpointing first if needed
+    (`review`: as `plan_store`'s)."""
     seq = store.journal_seq()
     since = int(store.get_meta(META_CONSOLIDATED_SEQ, "0") or 0) if incremental else None
-    planned = plan_store(cx, store, since_seq=since)
+    planned = plan_store(cx, store, since_seq=since, review=review)
     if dry_run:
         return StoreConsolidation(store.scope, planned, reason=reason)
     taken = None
@@ -322,7 +332,10 @@ def after_extraction(cx: Cortex) -> AfterExtraction:
     if not due:
         return AfterExtraction(report)
     run = new_id()
-    done = tuple(consolidate_store(cx, s, run=run, reason=f"auto: {why}", incremental=True) for s, why in due)
+    done = tuple(
+        consolidate_store(cx, s, run=run, reason=f"auto: {why}", incremental=True, review=False)
+        for s, why in due
+    )
     return AfterExtraction(report, ConsolidationReport(False, "auto", done))
 
 

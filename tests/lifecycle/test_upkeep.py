@@ -295,6 +295,38 @@ def test_after_extraction_consolidates_every_tenth_extraction(
     assert lifecycle.after_extraction(lcx).consolidation is None
 
 
+def test_the_automatic_run_plans_as_a_manual_one_and_leaves_other_suggestions_alone(
+    lcx: Cortex, clock: Clock, make_memory: Callable[..., Memory]
+) -> None:
+    a, b = _duplicates(lcx, make_memory)
+    put(lcx, make_memory, "We use Redis for the session cache", created=T0, updated=T0)
+    put(lcx, make_memory, "We do not use Redis for the session cache")
+    x = put(lcx, make_memory, "Cache keys include the tenant id")
+    y = put(lcx, make_memory, "Tenant ids are UUIDv7")
+    other = Edge(x.id, y.id, EdgeType.RELATES_TO, 0.6, EdgeStatus.SUGGESTED)
+    with lcx.writing(Scope.PROJECT) as store:
+        store.upsert_edge(other, "test", lcx.now())
+    manual = lifecycle.consolidate(lcx, dry_run=True).stores[0].plan
+    assert (x.id, y.id) in {(e.source, e.target) for e in manual.suggested}
+    for _ in range(9):
+        clock.advance(0.01)
+        lifecycle.after_extraction(lcx)
+    done = lifecycle.after_extraction(lcx).consolidation
+    assert done is not None
+    auto = done.stores[0].plan
+    assert [(m.keeper.id, [n.id for n in m.absorbed]) for m in auto.merges] == [(b.id, [a.id])]
+    assert [(m.keeper.id, [n.id for n in m.absorbed]) for m in manual.merges] == [(b.id, [a.id])]
+    assert auto.contradictions == manual.contradictions and len(auto.contradictions) == 1
+
+    def link(e: Edge) -> tuple[str, str, EdgeType, float, EdgeStatus]:
+        return (e.source, e.target, e.type, e.strength, e.status)  # `created` is the run's time
+
+    assert [link(e) for e in auto.new_edges] == [link(e) for e in manual.new_edges]
+    assert (x.id, y.id) not in {(e.source, e.target) for e in auto.suggested}  # not read: not its work
+    kept = project_store(lcx).edges([x.id])
+    assert [(e.target, e.status) for e in kept] == [(y.id, EdgeStatus.SUGGESTED)]
+
+
 def test_after_extraction_consolidates_above_80_active_memories(
     lcx: Cortex, make_memory: Callable[..., Memory]
 ) -> None:
@@ -429,8 +461,8 @@ def test_memory_edit_between_plan_and_apply_is_not_overwritten(
     a, _ = _duplicates(lcx, make_memory)
     real_plan = lifecycle.plan_store
 
-    def plan_then_edit(cx: Cortex, store: Store, since_seq: int | None = None) -> object:
-        planned = real_plan(cx, store, since_seq=since_seq)
+    def plan_then_edit(cx: Cortex, store: Store, since_seq: int | None = None, review: bool = True) -> object:
+        planned = real_plan(cx, store, since_seq=since_seq, review=review)
         with store.transaction():
             current = store.get(a.id)
             assert current is not None
