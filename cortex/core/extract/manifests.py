@@ -5,15 +5,19 @@ line: a dependency added, removed or pinned, a script's command changed. The not
 changed, entry by entry (`devDependencies: removed npm-run-all ^4.1.5`; `scripts dev:frontend,
 build: removed --bun`), not the file's state midway. It also carries the commands the edit took
 out (`drops:` tags), so capture can retire an earlier plan or decision that still names them
-(`bun --bun next dev` in a plan, after an edit turned it into `bun next dev`).
+(`bun --bun next dev` in a plan, after an edit turned it into `bun next dev`). When the turn's
+prose gives the reason for a change it names (`the --bun flag forces Bun's runtime, which ...`),
+the note carries that sentence too.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from cortex.core.extract.transcript import Message, ToolUse
+from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
+from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.model import Candidate, Layer, MemoryType
 
 MANIFEST_TAG = "manifest"
@@ -62,6 +66,13 @@ _SECTION = re.compile(r'^\s*(?:"([\w@./:\-]+)"\s*:\s*[{\[]|\[+\s*([\w.\-"]+)\s*\
 _COMMAND_SECTIONS = re.compile(r"(?:^|\.)(?:scripts|tasks|targets)$")
 # A Makefile target (`run-uvicorn:` or `build: deps`) and its recipe's lines (tab-indented).
 _TARGET = re.compile(r"^([A-Za-z0-9][\w.\-]*)\s*:(?!=)(.*)$")
+# A sentence that gives a reason: the change was made because of, or to avoid, something.
+_REASON = re.compile(
+    r"\b(?:because|caus(?:e|es|ed|ing)|forc(?:e|es|ed|ing)|breaks?|broke|incompatib\w*|conflicts?"
+    r"|so that|to avoid|due to|required by)\b",
+    re.IGNORECASE,
+)
+_CODE = re.compile(r"`([^`]{3,})`")
 _RECIPE = re.compile(r"^(?:\t| {4})\s*[@\-+]*(.*\S)")
 
 Entries = dict[tuple[str, str], str]  # (section, key) -> value
@@ -101,8 +112,23 @@ def extract_manifest_changes(turn: Sequence[Message]) -> list[tuple[Candidate, M
             if use.name in ("Edit", "MultiEdit") and use.result is not None and not use.failed:
                 candidate = _edit_note(use)
                 if candidate is not None:
-                    found.append((candidate, message))
+                    found.append((_with_reason(candidate, turn), message))
     return found
+
+
+def _with_reason(candidate: Candidate, turn: Sequence[Message]) -> Candidate:
+    """The note and the first sentence of the turn's prose that names one of the values it
+    says changed (`--bun`) and gives a reason; the note alone when there is none."""
+    values = [v for v in _CODE.findall(candidate.content) if v.strip()]
+    for message in turn:
+        if message.role is not Role.ASSISTANT:
+            continue
+        for text in message.texts:
+            for block in parse_prose_blocks(text):
+                for sentence in parse_sentences(block):
+                    if _REASON.search(sentence) and any(v in sentence for v in values):
+                        return replace(candidate, content=f"{candidate.content}. Why: {sentence}")
+    return candidate
 
 
 def _sides(use: ToolUse) -> list[tuple[str, str]]:

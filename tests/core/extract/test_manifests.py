@@ -113,3 +113,26 @@ def test_a_makefile_target_is_a_project_command() -> None:
         )
     )
     assert install.content == "Makefile: make install: added `huggingface_hub`"
+
+
+def test_the_turns_reason_for_a_change_rides_with_the_note() -> None:
+    # The 2.1.x report shape of the turn that took `--bun` out: a heading, the reason in prose,
+    # the change as a diff, and unrelated sentences naming the same flag without a reason.
+    report = (
+        "## Issue identified\n\n### Root cause: `--bun` flag\n\n"
+        "The `bun --bun` flag forces Bun's runtime instead of Node.js, which produces sourcemaps "
+        "that Convex cannot process (500 Internal Server Error).\n\n"
+        "**Removed `--bun` flags from package.json:**\n```diff\n"
+        '- "build": "bun --bun next build"\n+ "build": "bun next build"\n```\n'
+    )
+    turn = [
+        user("the convex deploy fails with a 500 since the bun migration"),
+        assistant("Dropping `--bun` now.", uses=(edit(PKG, SCRIPTS_BUN, SCRIPTS_NODE),)),
+        assistant(report),
+    ]
+    [(note, _)] = extract_manifest_changes(turn)
+    assert note.content.startswith("package.json: scripts build, dev:frontend, lint: removed `--bun`. Why: ")
+    assert "Convex cannot process" in note.content and "Dropping" not in note.content
+    # No sentence gives a reason: the note stays as it was.
+    [(plain, _)] = extract_manifest_changes([*turn[:2], assistant("Removed `--bun` from the scripts.")])
+    assert plain.content == "package.json: scripts build, dev:frontend, lint: removed `--bun`"
