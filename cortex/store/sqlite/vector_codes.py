@@ -36,8 +36,17 @@ CHUNK = 1024  # codes per stored blob
 MAX_HELD = 4  # code matrices held in memory at once (48 MB per 1,000,000 vectors)
 READY = "vector_codes_ready:"  # meta key prefix: the table's codes cover all its vectors
 
+MAX_DIRTY = 64  # chunks a search reads afresh at most; beyond, the whole table is read again
+MAX_TRACKED = 64  # connections whose writes are tracked at once (idle ones are let go first)
+
 _LOCK = threading.Lock()
-_HELD: dict[tuple[int, str], tuple[Any, tuple[int, int], Any, Any]] = {}
+# (connection, table) -> (the DB-API connection, its data version at the read, row numbers in
+# order, codes word by word): the table as this connection last read it whole ...
+_HELD: dict[tuple[int, str], tuple[Any, int, Any, Any]] = {}
+# ... and (the DB-API connection, the chunks it has written since; None: the whole table
+# changed), which a search reads afresh: the copy stays good across this process's own writes,
+# committed or rolled back.
+_DIRTY: dict[tuple[int, str], tuple[Any, set[int] | None]] = {}
 
 
 def codes_table(table: str) -> str:
@@ -62,8 +71,42 @@ def _ensure_table(conn: Connection, table: str) -> None:
     )
 
 
+def _dirty(conn: Connection, key: tuple[int, str]) -> set[int] | None:
+    """The chunks this connection wrote since its copy was read (under `_LOCK`)."""
+    entry = _DIRTY.get(key)
+    return set() if entry is None or entry[0] is not conn.raw else entry[1]
+
+
+def _idle(raw: Any) -> bool:
+    """Whether a DB-API connection has no write pending (a closed one has none)."""
+    try:
+        return not raw.in_transaction
+    except Exception:  # closed
+        return True
+
+
+def _touched(conn: Connection, table: str, chunks: Sequence[int] | None) -> None:
+    """Note that this connection wrote these chunks of the table's codes (None: all of them)."""
+    key = (id(conn.raw), table)
+    with _LOCK:
+        dirty = _dirty(conn, key)
+        if chunks is None or dirty is None or len(dirty) + len(chunks) > MAX_DIRTY:
+            dirty = None
+            _HELD.pop(key, None)
+        else:
+            dirty.update(chunks)
+        _DIRTY.pop(key, None)
+        _DIRTY[key] = (conn.raw, dirty)
+        for old in [k for k, (raw, _) in _DIRTY.items() if _idle(raw)]:
+            if len(_DIRTY) <= MAX_TRACKED:
+                break
+            del _DIRTY[old]  # no write of it is pending: its next copy starts clean
+            _HELD.pop(old, None)
+
+
 def create(conn: Connection, table: str) -> None:
     """The (empty) codes table of a new index, marked complete."""
+    _touched(conn, table, None)
     _ensure_table(conn, table)
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (READY + table,))
 
@@ -123,6 +166,7 @@ def _update(conn: Connection, table: str, ns: Sequence[int], codes: Any) -> None
     by_chunk: dict[int, list[int]] = {}
     for i, n in enumerate(ns):
         by_chunk.setdefault(n // CHUNK, []).append(i)
+    _touched(conn, table, list(by_chunk))
     for chunk, positions in by_chunk.items():
         row = conn.execute(
             f"SELECT codes, present FROM {codes_table(table)} WHERE chunk = ?", (chunk,)
@@ -148,61 +192,122 @@ def _update(conn: Connection, table: str, ns: Sequence[int], codes: Any) -> None
 
 
 def drop(conn: Connection, table: str) -> None:
+    _touched(conn, table, None)
     conn.execute(f"DROP TABLE IF EXISTS {codes_table(table)}")
     conn.execute(f"DROP TABLE IF EXISTS {units_table(table)}")
     conn.execute("DELETE FROM meta WHERE key = ?", (READY + table,))
 
 
-def _held(conn: Connection, table: str, generation: int) -> tuple[Any, Any] | None:
-    """(row numbers, codes) of the table, from memory while the store has not changed. The codes
-    are held word by word (one contiguous row per 64 bits of every vector): a distance is then
-    a few passes over contiguous words instead of a sum across each short row (~3x faster)."""
+def _read(conn: Connection, table: str, chunks: Sequence[int] | None) -> tuple[Any, Any]:
+    """(row numbers in order, codes word by word) of these chunks (None: every chunk). The
+    codes are held word by word (one contiguous row per 64 bits of every vector): a distance
+    is then a few passes over contiguous words instead of a sum across each short row (~3x)."""
     import numpy as np
 
-    key = (id(conn.raw), table)
-    version = (data_version(conn), generation)
-    with _LOCK:
-        held = _HELD.get(key)
-        if held is not None and held[0] is conn.raw and held[1] == version:
-            return held[2], held[3]
-    if not ready(conn, table):
-        return None
+    sql = f"SELECT chunk, codes, present FROM {codes_table(table)}"
+    if chunks is None:
+        rows = conn.execute(sql + " ORDER BY chunk")
+    else:
+        rows = conn.execute(sql + f" WHERE chunk IN ({marks(chunks)}) ORDER BY chunk", list(chunks))
     parts_n, parts_codes = [], []
-    for chunk, blob, present in conn.execute(f"SELECT chunk, codes, present FROM {codes_table(table)}"):
+    for chunk, blob, present in rows:
         mask = np.frombuffer(present, dtype=np.uint8).astype(bool)
         parts_n.append(np.flatnonzero(mask) + int(chunk) * CHUNK)
         parts_codes.append(np.frombuffer(blob, dtype=np.uint64).reshape(CHUNK, -1)[mask])
     ns = np.concatenate(parts_n) if parts_n else np.zeros(0, dtype=np.int64)
     codes = np.concatenate(parts_codes) if parts_codes else np.zeros((0, 1), dtype=np.uint64)
-    codes = np.ascontiguousarray(codes.T)
-    if not getattr(conn.raw, "in_transaction", False):  # uncommitted rows may be rolled back
-        with _LOCK:
+    return ns, np.ascontiguousarray(codes.T)
+
+
+def _held(conn: Connection, table: str) -> tuple[Any, Any, list[int]] | None:
+    """(row numbers, codes, chunks to read afresh) of the table: the copy this connection read
+    whole while no other connection has committed since, and the chunks it wrote after that
+    read (their rows in the copy may be stale: the caller reads them again). A copy read inside
+    a transaction is kept too: every chunk that transaction wrote is among the chunks to read."""
+    key = (id(conn.raw), table)
+    version = data_version(conn)
+    with _LOCK:
+        held = _HELD.get(key)
+        dirty = _dirty(conn, key)
+        if held is not None and held[0] is conn.raw and held[1] == version and dirty is not None:
+            return held[2], held[3], sorted(dirty)
+    if not ready(conn, table):
+        return None
+    ns, codes = _read(conn, table, None)
+    quiet = not getattr(conn.raw, "in_transaction", False)  # nothing written is uncommitted
+    with _LOCK:
+        dirty = set() if quiet else _dirty(conn, key)
+        if dirty is not None:
+            _DIRTY.pop(key, None)
+            _DIRTY[key] = (conn.raw, dirty)
+            _HELD.pop(key, None)
             _HELD[key] = (conn.raw, version, ns, codes)
             while len(_HELD) > MAX_HELD:
-                del _HELD[next(iter(_HELD))]
-    return ns, codes
+                del _HELD[next(iter(_HELD))]  # its writes stay tracked: a copy read again starts clean
+    return ns, codes, sorted(dirty or ())
 
 
-def knn(
-    conn: Connection, table: str, query: bytes, k: int, generation: int
-) -> list[tuple[int, float]] | None:
+class _Codes:
+    """The codes a search scores: the held copy, its rows written since marked to skip, and the
+    chunks written since read afresh after it (not copied into it: 48 MB at 1,000,000)."""
+
+    def __init__(self, conn: Connection, table: str, ns: Any, words: Any, chunks: list[int]) -> None:
+        import numpy as np
+
+        self.skip = np.zeros(len(ns), dtype=bool)
+        for c in chunks:
+            lo, hi = np.searchsorted(ns, [c * CHUNK, (c + 1) * CHUNK]).tolist()
+            self.skip[lo:hi] = True
+        fresh_n, fresh_words = _read(conn, table, chunks) if chunks else (ns[:0], words[:, :0])
+        if not len(ns):  # nothing held (an empty table then): the fresh chunks are all there is
+            ns, words, self.skip = fresh_n, fresh_words, np.zeros(len(fresh_n), dtype=bool)
+            fresh_n, fresh_words = fresh_n[:0], fresh_words[:, :0]
+        self.held, self.words, self.fresh = len(ns), words, fresh_words
+        self.ns = np.concatenate([ns, fresh_n]) if len(fresh_n) else ns
+        self.count = len(self.ns) - int(self.skip.sum())
+
+    def hamming(self, query: Any) -> Any:
+        import numpy as np
+
+        distance = _hamming(self.words, query)
+        distance[self.skip] = np.iinfo(np.int32).max  # written since: scored in `fresh`
+        return np.concatenate([distance, _hamming(self.fresh, query)]) if self.fresh.shape[1] else distance
+
+    def columns(self, at: Any) -> Any:
+        """The codes of these positions (of `ns`), word by word."""
+        import numpy as np
+
+        if not self.fresh.shape[1]:
+            return self.words[:, at]
+        held = at < self.held
+        out = np.empty((self.words.shape[0], len(at)), dtype=np.uint64)
+        out[:, held] = self.words[:, at[held]]
+        out[:, ~held] = self.fresh[:, at[~held] - self.held]
+        return out
+
+
+def knn(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]] | None:
     """(row number, cosine distance) of about the k nearest vectors, nearest first; None when
     the table is too small for this search (or has no complete codes): search exactly then."""
     import numpy as np
 
-    found = _held(conn, table, generation)
-    if found is None or len(found[0]) < ANN_MIN:
+    found = _held(conn, table)
+    if found is None or (not found[2] and len(found[0]) < ANN_MIN):
         return None
-    ns, words = found
+    codes = _Codes(conn, table, *found)
+    if codes.count < ANN_MIN:
+        return None
     if k <= 0:
         return []
     unit, q = encode([query])
-    distance = _hamming(words, q[0])
-    wanted = min(len(ns), max(CANDIDATES, PER_RESULT * k))
-    shortlist = min(len(ns), max(SHORTLIST * wanted, len(ns) // GROWTH))
+    distance = codes.hamming(q[0])
+    ns = codes.ns
+    wanted = min(codes.count, max(CANDIDATES, PER_RESULT * k))
+    shortlist = min(codes.count, max(SHORTLIST * wanted, codes.count // GROWTH))
+    # Rows to skip score above any code, so a shortlist no longer than the rows kept holds none.
     near = np.argpartition(distance, shortlist - 1)[:shortlist] if shortlist < len(ns) else np.arange(len(ns))
     if wanted < len(near):
-        score = _sign_dot(words[:, near], unit[0])
+        score = _sign_dot(codes.columns(near), unit[0])
         near = near[np.argpartition(-score, wanted - 1)[:wanted]]
     picked = ns[near]
     vectors: dict[int, bytes] = {}
@@ -258,3 +363,4 @@ def forget_all() -> None:
     """Drop every held code matrix (tests)."""
     with _LOCK:
         _HELD.clear()
+        _DIRTY.clear()

@@ -96,7 +96,7 @@ def nearest(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[in
     """Like `knn`: by binary codes re-ranked on float vectors when the table is large
     (`vector_codes`), else exactly, from the process's in-memory copy of the table when one is
     held, else in vec0. (Asked first, the copy would count a large vec0 table at every search.)"""
-    held = vector_codes.knn(conn, table, query, k, vector_matrix.generation())
+    held = vector_codes.knn(conn, table, query, k)
     if held is None:
         held = vector_matrix.held_knn(conn, table, query, k)
     return knn(conn, table, query, k) if held is None else held
