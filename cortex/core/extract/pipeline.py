@@ -32,6 +32,10 @@ MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
 # more often than a file; it is a file only when a tool call of its turn names it.
 _PRODUCT_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
 _WORD = re.compile(r"[^\s\"'`=:;|&<>()]+")
+# What a command writes rather than runs: here-documents and quoted text (commit messages).
+_WRITTEN = re.compile(
+    r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n.*?(?:\n\s*\1\b|\Z)|'[^']*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +180,8 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
 
 def _tool_files(turn: Sequence[Message], project_root: str | None) -> tuple[frozenset[str], tuple[str, ...]]:
     """(the file names, last path parts, that the turn's tool calls name: paths read or
-    written and the words of commands run; the project files read or written)."""
+    written and the words of commands run, outside quotes and here-documents; the project
+    files read or written)."""
     names: set[str] = set()
     paths: dict[str, None] = {}
     for message in turn:
@@ -187,7 +192,7 @@ def _tool_files(turn: Sequence[Message], project_root: str | None) -> tuple[froz
                     continue
                 if key != "command" and (rel := relative_path(value.replace("\\", "/"), project_root)):
                     paths.setdefault(rel, None)
-                words = _WORD.findall(value) if key == "command" else [value]
+                words = _WORD.findall(_WRITTEN.sub(" ", value)) if key == "command" else [value]
                 names.update(w.replace("\\", "/").rsplit("/", 1)[-1] for w in words)
     return frozenset(names), tuple(paths)
 

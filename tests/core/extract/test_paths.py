@@ -110,10 +110,15 @@ def test_backslash_and_home_paths_in_prose() -> None:
 
 def test_a_product_name_is_no_file_unless_a_tool_of_the_turn_names_it() -> None:
     # b1-golfgod-v1 shape: a 2.1.x report naming the stack (`Next.js 15`, `Node.js`) beside a
-    # component the turn wrote (`App.js`) and one it only ran (`Server.js`).
+    # component the turn wrote (`App.js`), one it only ran (`Server.js`), and product names in
+    # what its commands wrote.
     records: list[dict[str, object]] = [prompt_record("set up the landing page")]
     records += edit("t0", f"{POSIX_ROOT}/src/App.js", POSIX_ROOT)
     records += [bash_use_record("t1", "node scripts/Server.js --check"), bash_result_record("t1", "ok")]
+    # Text a command writes (a here-document, a commit message) names no file it runs.
+    note = "cat >> docs/notes.md << 'EOF'\n## Next.js 15 needs async headers\nEOF"
+    records += [bash_use_record("t2", note), bash_result_record("t2", "")]
+    records += [bash_use_record("t3", 'git commit -m "Pin Three.js"'), bash_result_record("t3", "")]
     text = (
         "Decision: we use Next.js 15 on Node.js 20 with Three.js for the course map; "
         "the page lives in App.js and Server.js serves it, as config.js says."
