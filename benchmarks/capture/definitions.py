@@ -45,9 +45,10 @@ each as a whole word (no letter or digit touching it on a side where it begins o
 - **precision proxy**: share of active memories that answer at least one of the session's facts.
 - **memories per session**: active memories, project and global store.
 - **file-list share**: characters of the briefing's progress entries (the `- id · progress · …`
-  line, or a `- id · …` line under the `Progress:` title, and its text) whose text mostly lists file paths (at least half of its words are paths
-  such as `src/main.rs` or `Cargo.toml`, once quoted text such as an echoed request is left
-  out), over all characters of the next session's context.
+  line, or a `- id · …` line under the `Progress:` title, and its text) whose text mostly lists
+  file paths (at least half of its words are paths such as `src/main.rs` or `Cargo.toml`, once
+  quoted text such as an echoed request is left out), over all characters of the next session's
+  context.
 
 The README's rule makes every line of the briefing count, its attribution lines (`- id · type
 · date · branch … · session … · files …`) included, so a branch name or a listed file there can
