@@ -50,10 +50,7 @@ def supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -
     for old in plan_state_supersession(newest, list(held.values())):
         if is_report_section(old) and not same_topic(old, topics):
             continue  # another topic's report: the latest report does not say where that stands
-        store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
-        newer = superseded_by(newest, old)
-        if newer is not None:
-            store.upsert_edge(supersedes_edge(newer, old.id, now), cx.actor, now)
+        _retire(cx, store, old, superseded_by(newest, old), now)
 
 
 # What a turn's answer reported as found; its state notes are replaced by the state rule.
@@ -93,7 +90,7 @@ def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None
     for old in mine.values():
         answer = any(t in old.tags for t in _ANSWER_TAGS) and old.type.value in _ANSWER_TYPES
         if answer and old.status is Status.ACTIVE and old.source.transcript_offset == latest:
-            store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
+            _retire(cx, store, old, None, now)
 
 
 # -- which earlier turn reports the latest one replaces ----------------------------------------
@@ -194,16 +191,19 @@ def supersede_by_manifest(cx: Cortex, store: MemoryStore, latest: Sequence[Memor
         return
     now = cx.now()
     mine = {m.id for m in latest}
+    held: dict[str, Memory] | None = None  # read once, for the first note that drops a command
     for note in notes:
         drops = [_plain(t[len(DROPS_PREFIX) :]) for t in note.tags if t.startswith(DROPS_PREFIX)]
         if not drops:
             continue
-        held = {m.id: m for tag in _PLANNED for m in store.tagged(tag, _PLANNED_TYPES)}
-        for old in held.values():
+        if held is None:
+            held = {m.id: m for tag in _PLANNED for m in store.tagged(tag, _PLANNED_TYPES)}
+        for old in list(held.values()):
             if old.id in mine or old.status is not Status.ACTIVE:
                 continue
             if any(drop in _plain(old.content) for drop in drops):
                 _retire(cx, store, old, note.id, now)
+                del held[old.id]  # retired: a later note has nothing more to say of it
     manifests = [
         m for m in store.tagged(MANIFEST_TAG, [MemoryType.DECISION.value]) if m.status is Status.ACTIVE
     ]
@@ -215,9 +215,11 @@ def supersede_by_manifest(cx: Cortex, store: MemoryStore, latest: Sequence[Memor
         later |= keys
 
 
-def _retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str, now: datetime) -> None:
+def _retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str | None, now: datetime) -> None:
+    """Supersede `old` (history keeps it), linked from the note that replaces it when there is one."""
     store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
-    store.upsert_edge(supersedes_edge(newer, old.id, now), cx.actor, now)
+    if newer is not None:
+        store.upsert_edge(supersedes_edge(newer, old.id, now), cx.actor, now)
 
 
 def _entries(memory: Memory) -> set[str]:
