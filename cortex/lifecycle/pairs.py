@@ -92,11 +92,8 @@ def similar_pairs(texts: Sequence[Text], threshold: float) -> list[SimilarPair]:
 
     texts = [t for t in texts if t.type not in UNMERGEABLE_TYPES]
     sets = joins.Sets([t.content for t in texts], POLARITY_WORDS)
-    kinds = {k: g for g, k in enumerate(sorted({t.type for t in texts}))}
-    groups = np.asarray([kinds[t.type] for t in texts], dtype=np.int64)
     out: list[SimilarPair] = []
-    for g in range(len(kinds)):
-        rows = np.flatnonzero(groups == g)
+    for rows in _rows_by_type(texts):
         a, b = joins.word_pairs(sets, rows, np.ones(len(rows), dtype=bool), threshold)
         scores = joins.jaccards(sets, a, b)
         for x, y, score in zip(a.tolist(), b.tolist(), scores.tolist(), strict=True):
@@ -104,6 +101,16 @@ def similar_pairs(texts: Sequence[Text], threshold: float) -> list[SimilarPair]:
                 out.append(SimilarPair(*pair_key(texts[x].id, texts[y].id), score))
     out.sort(key=lambda p: (-p.jaccard, p.a, p.b))
     return out
+
+
+def _rows_by_type(texts: Sequence[Text]) -> list[Any]:
+    """The rows of `texts` of each type (integer arrays), types in sorted order: pairs are only
+    ever of one type."""
+    import numpy as np
+
+    kinds = {k: g for g, k in enumerate(sorted({t.type for t in texts}))}
+    groups = np.asarray([kinds[t.type] for t in texts], dtype=np.int64)
+    return [np.flatnonzero(groups == g) for g in range(len(kinds))]
 
 
 # -- in memory ----------------------------------------------------------------------------------
@@ -121,8 +128,6 @@ def _in_memory(cx: Cortex, store: StoreAdmin, probes: Collection[str] | None) ->
         return {}
     sets = joins.Sets([t.content for t in texts], POLARITY_WORDS)
     plain, polarity = sets.without_polarity(), sets.polarity_sets()
-    kinds = {k: g for g, k in enumerate(sorted({t.type for t in texts}))}
-    groups = np.asarray([kinds[t.type] for t in texts], dtype=np.int64)
     if probes is None:
         is_probe = np.ones(len(texts), dtype=bool)
     else:
@@ -130,8 +135,7 @@ def _in_memory(cx: Cortex, store: StoreAdmin, probes: Collection[str] | None) ->
         is_probe = np.asarray([t.id in wanted for t in texts], dtype=bool)
     blobs = _unit_vectors(cx, store, texts)
     word_a, word_b, close_a, close_b = [], [], [], []
-    for g in range(len(kinds)):
-        rows = np.flatnonzero(groups == g)
+    for rows in _rows_by_type(texts):
         held = np.asarray([r for r in rows.tolist() if texts[r].id in blobs], dtype=np.int64)
         if len(held) > 1:
             unit = unit_rows([blobs.pop(texts[r].id) for r in held.tolist()])

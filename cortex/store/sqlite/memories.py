@@ -205,7 +205,7 @@ class MemoryTable:
         tags column when `words` is set (the rows holding those words, a superset), so a turn
         costs what the tag holds and not a walk of every memory of these types (~1 s each at
         1,000,000 memories); else by that walk, a cheap text filter first."""
-        columns = ", ".join("m." + c.strip() for c in COLUMNS.split(","))
+        columns = ", ".join("m." + c for c in _NAMES)
         live = f"+m.type IN ({marks(types)}) AND +m.status IN ('active', 'archived')"
         if words is not None:
             sql = f"SELECT {columns} FROM memories m WHERE m.n IN ({fts.tag_rows_sql()}) AND {live}"
