@@ -140,7 +140,7 @@ def _batch(
     _after_extraction(cx)
     _code_anchors(cx, touched)
     failpoint("worker.before_briefing")
-    for cwd in cwds:
+    for cwd in _briefing_dirs(cx, cwds):
         _refresh_briefing(cx, cwd)
     failpoint("worker.after_briefing")
 
@@ -275,6 +275,20 @@ def _code_anchors(cx: Cortex, touched: dict[Scope, dict[str, Memory]]) -> None:
         after_turn(cx, touched)
     except Exception as exc:
         log.warning("code anchors not checked (%s: %s)", type(exc).__name__, exc, exc_info=True)
+
+
+def _briefing_dirs(cx: Cortex, cwds: dict[str, None]) -> list[str]:
+    """Where to render the briefing: each directory the sessions ran in, and the project root
+    ("") when none of them is it. A new session that starts at the root reads the root's cache
+    first: after turns run in a subfolder (`cd pocket-llm`), it would still hold the notes of
+    before those turns."""
+    root = cx.paths.root.resolve()
+    dirs = list(cwds)
+    try:
+        at_root = any(not cwd or Path(cwd).resolve() == root for cwd in dirs)
+    except OSError:
+        at_root = False
+    return dirs if at_root else [*dirs, ""]
 
 
 def _refresh_briefing(cx: Cortex, cwd: str) -> None:

@@ -331,6 +331,32 @@ def test_after_a_batch_the_briefing_and_the_lifecycle_run(project: Path) -> None
     assert open_store(db(project), Scope.PROJECT).get_meta(META_EXTRACTIONS) == "1"
 
 
+def test_turns_run_in_a_subfolder_also_refresh_the_project_roots_briefing(project: Path) -> None:
+    """A new session starting at the root reads the root's cache: turns that ran in a subfolder
+    (the session `cd`ed there) must not leave it holding the notes of before them."""
+    from cortex.shell.briefing_files import read_cache
+    from tests.support.runtime import run_hook, stop_payload
+
+    first = write_transcript(project.parent / "t.jsonl", tagged_turn("1"))
+    capture(project, first)  # at the root: the root's cache has the first note
+    sub = project / "pocket-llm"
+    sub.mkdir()
+    later = "[MEMORY: gotcha] The pocket-llm launcher merges config.snippet.toml into config.toml."
+    write_transcript(first, [*tagged_turn("1"), *tagged_turn("2", later, "msg_10")])
+    with worker_lock_held(project):
+        assert run_hook("Stop", {**stop_payload(project, first), "cwd": str(sub)}) == ""
+    worker.run(project, lag_wait_s=0.0)
+
+    briefing_dir = project / STORE_DIR / "briefing"
+    branch = subprocess.run(
+        ["git", "branch", "--show-current"], cwd=project, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    for where in ("", "pocket-llm"):
+        cached = read_cache(briefing_dir, branch, where)
+        assert cached is not None, where
+        assert "config.snippet.toml" in cached.stable + cached.moment, where
+
+
 # `cortex.worker` is the name plugin copies of the previous release start the worker by.
 @pytest.mark.parametrize("module", ["cortex.plugin.worker", "cortex.worker"])
 def test_the_worker_command_line(project: Path, module: str) -> None:
