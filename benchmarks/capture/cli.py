@@ -8,7 +8,9 @@ Each session is replayed through the checkout's real hooks into a throwaway proj
 benchmarks/results/capture.md), FILE's .summary.json (every number) and .jsonl (raw results per
 fact and memory, git-ignored). `--baseline` puts an earlier run's numbers (its .summary.json)
 next to this run's. `--reuse --work DIR` measures the projects a `--keep` run left in DIR again
-without replaying them: only the briefing is rendered anew, by the checkout under test.
+without replaying them: only the briefing is rendered anew, by the checkout under test, from
+the stores as the replay left them (a `--keep` run copies them before its recalls count their
+accesses, which the briefing's rank reads).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from benchmarks.capture.dataset import SESSIONS_DIR, list_sessions
 from benchmarks.capture.definitions import DEFINITIONS
 from benchmarks.capture.measure import Measured, measure, raw_lines
 from benchmarks.capture.probe import code_location, embedder_from_log, logger_names, status
-from benchmarks.capture.replay import Plugin, Replay, reopen_session, replay_session
+from benchmarks.capture.replay import Plugin, Replay, keep_stores, reopen_session, replay_session
 from benchmarks.capture.report import render
 from benchmarks.capture.score import summarize
 
@@ -137,6 +139,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             else:
                 progress(f"{session.name}: replaying {session.meta.get('records', '?')} records")
                 replay = replay_session(session, plugin, work / session.name, models, progress)
+                if args.keep:
+                    keep_stores(work / session.name)
             progress(f"{session.name}: replayed in {replay.seconds:.0f} s; measuring")
             result = measure(session, plugin, replay, progress)
             measured.append((replay, result))

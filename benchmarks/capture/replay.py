@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -282,6 +283,7 @@ def replay_session(
     if first.strip():
         replay.problems.append("the first SessionStart of an empty store printed a briefing")
     written = 0
+    on_branch = session.branch or ""
     with replay.transcript_path.open("a", encoding="utf-8") as fh:
         for n, cut in enumerate(cuts, 1):
             if cut.end > written:
@@ -290,6 +292,10 @@ def replay_session(
                 fh.flush()
                 written = cut.end
             cwd = cwd_before(replay.records, cut.end, str(replay.root))
+            branch = last_branch(replay.records[: cut.end])
+            if branch != on_branch:  # the session switched branches: the project does too
+                follow_branch(replay.root, branch)
+                on_branch = branch
             at = time.monotonic()
             run_hook(plugin, cut.event, _payload(cut, replay, cwd), replay.env, replay.root)
             waited = time.monotonic()
@@ -318,11 +324,45 @@ def reopen_session(session: Session, plugin: Plugin, work: Path) -> Replay:
     if not transcript.is_file():
         raise SystemExit(f"no kept replay of {session.name} under {work} (run with --keep first)")
     home = work / "home"
+    restore_stores(work)
     replay = Replay(session.name, root, home, sid, transcript, records, plugin.env(home, root))
     done = cortex_cli(plugin, replay, ["brief", "--refresh"])
     if done.returncode:
         replay.problems.append(f"`cortex brief --refresh` failed: {done.stderr.strip()[-300:]}")
     return replay
+
+
+PRISTINE_DIR = "pristine"
+
+
+def _store_files(work: Path) -> list[Path]:
+    """The kept replay's SQLite files (project and global stores, with their WAL files)."""
+    return sorted(
+        p
+        for p in work.rglob("*.db*")
+        if p.is_file() and PRISTINE_DIR not in p.relative_to(work).parts[:1] and "models" not in p.parts
+    )
+
+
+def keep_stores(work: Path) -> None:
+    """Copy the stores as the replay left them, before the measurement's recalls count their
+    accesses: `--reuse` starts from these, so its briefing ranks what a fresh run's did."""
+    for path in _store_files(work):
+        target = work / PRISTINE_DIR / path.relative_to(work)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+
+
+def restore_stores(work: Path) -> None:
+    """Put back the stores `keep_stores` copied (a kept run from before it: left as they are)."""
+    pristine = work / PRISTINE_DIR
+    if not pristine.is_dir():
+        return
+    for path in _store_files(work):
+        path.unlink()
+    for saved in pristine.rglob("*"):
+        if saved.is_file():
+            shutil.copy2(saved, work / saved.relative_to(pristine))
 
 
 def follow_branch(root: Path, branch: str) -> None:

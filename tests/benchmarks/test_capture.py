@@ -25,7 +25,7 @@ from benchmarks.capture.matching import (
     path_like,
 )
 from benchmarks.capture.probe import read_memories
-from benchmarks.capture.replay import follow_branch
+from benchmarks.capture.replay import follow_branch, keep_stores, restore_stores
 from benchmarks.capture.report import fmt
 from benchmarks.capture.score import briefing_entries, file_list_stats, score_facts
 from benchmarks.capture.transcript import (
@@ -205,6 +205,36 @@ def test_the_next_session_starts_on_the_branch_the_session_ended_on(tmp_path: Pa
     assert head() == "main"
 
 
+def test_a_kept_replay_is_measured_again_from_its_stores_before_the_recalls(tmp_path: Path) -> None:
+    db = tmp_path / "project" / "p" / ".memory" / "cortex.db"
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE m (id TEXT, access_count INTEGER)")
+    conn.execute("INSERT INTO m VALUES ('a', 0)")
+    conn.commit()
+    conn.close()
+    model = tmp_path / "home" / "models" / "x.db"  # the shared model folder is not a store
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"model")
+    keep_stores(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE m SET access_count = 3")  # what a measurement's recalls do
+    conn.execute("INSERT INTO m VALUES ('b', 1)")
+    conn.commit()
+    conn.close()
+
+    restore_stores(tmp_path)
+
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT id, access_count FROM m").fetchall() == [("a", 0)]
+    conn.close()
+    assert not (tmp_path / "pristine" / "home").exists()
+    restore_stores(tmp_path)  # again: the same stores
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM m").fetchone() == (1,)
+    conn.close()
+
+
 def test_reuse_needs_the_folder_of_an_earlier_run() -> None:
     with pytest.raises(SystemExit, match="--work"):
         main(["--reuse", "--out", "/nonexistent/capture.md"])
@@ -340,6 +370,9 @@ def test_the_report_is_recomputed_from_the_store(tmp_path: Path) -> None:
     assert reused["meta"]["reused"] and "`--reuse`" in again.read_text(encoding="utf-8")
     assert reused["summary"]["per_session"][session.name]["captured"] == row["captured"]
     assert reused["summary"]["per_session"][session.name]["memories"] == row["memories"]
+    # From the stores as the replay left them (not as the first run's recalls left them): the
+    # same briefing, so the same briefed share.
+    assert reused["summary"]["per_session"][session.name]["briefed"] == row["briefed"]
 
     # Plant the statement of a fact nobody captured: the harness now counts it, and exactly the
     # facts that statement answers, as captured.
