@@ -193,8 +193,8 @@ def _commit_chunk(
                 retract_answer(cx, store, rejected.pop(0))
             others = [s for s in turn if not is_state(s.candidate.tags)]
             written = writer.write_batch(cx, store, [_item(s, git) for s in others])
-            supersede_by_manifest(cx, store, [o.memory for o in written])
-            outcomes += written
+            merged = supersede_by_manifest(cx, store, [o.memory for o in written])
+            outcomes += [replace(o, memory=merged.get(o.memory.id, o.memory)) for o in written]
             latest = [s for s in turn if is_state(s.candidate.tags)]
             states = writer.write_batch(cx, store, [_item(s, git) for s in latest])
             supersede_states(cx, store, [o.memory for o in states])

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from cortex.app import Cortex
-from cortex.core.extract.manifests import DROPS_PREFIX, ENTRY_PREFIX, MANIFEST_TAG
+from cortex.core.extract.manifest_merge import ManifestNote, merge_notes, overlaps
+from cortex.core.extract.manifests import DROPS_PREFIX, MANIFEST_TAG
 from cortex.core.extract.pipeline import Rejection
 from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
 from cortex.core.extract.structural import EDITS_TAG
 from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
+from cortex.core.text import content_hash
 from cortex.core.write.apply import superseded, supersedes_edge
 from cortex.core.write.state import (
     REPORT_KEY,
@@ -184,11 +187,12 @@ _PLANNED_TYPES = [
 ]
 
 
-def supersede_by_manifest(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -> None:
-    """Retire what the latest turn's manifest edits make out of date (history keeps it)."""
+def supersede_by_manifest(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -> dict[str, Memory]:
+    """Retire what the latest turn's manifest edits make out of date (history keeps it); returns
+    the latest notes whose text changed (they took over an older note's statements)."""
     notes = [m for m in latest if MANIFEST_TAG in m.tags]
     if not notes:
-        return
+        return {}
     now = cx.now()
     mine = {m.id for m in latest}
     held: dict[str, Memory] | None = None  # read once, for the first note that drops a command
@@ -204,15 +208,46 @@ def supersede_by_manifest(cx: Cortex, store: MemoryStore, latest: Sequence[Memor
             if any(drop in _plain(old.content) for drop in drops):
                 _retire(cx, store, old, note.id, now)
                 del held[old.id]  # retired: a later note has nothing more to say of it
-    manifests = [
-        m for m in store.tagged(MANIFEST_TAG, [MemoryType.DECISION.value]) if m.status is Status.ACTIVE
-    ]
-    later: set[str] = set()
-    for m in reversed(manifests):  # newest first: what the notes after `m` changed
-        keys = _entries(m)
-        if m.id not in mine and keys and keys <= later:
-            _retire(cx, store, m, notes[-1].id, now)
-        later |= keys
+    return _merge_manifest_notes(cx, store, notes, now)
+
+
+def _merge_manifest_notes(
+    cx: Cortex, store: MemoryStore, notes: Sequence[Memory], now: datetime
+) -> dict[str, Memory]:
+    """Each new manifest note takes over what the older notes of its manifest that it overlaps
+    still say (`core/extract/manifest_merge.py`); they become history. Returns the notes whose
+    text changed, as written."""
+    held = [m for m in store.tagged(MANIFEST_TAG, [MemoryType.DECISION.value]) if m.status is Status.ACTIVE]
+    current = {m.id: m for m in held}  # store order: oldest first
+    changed: dict[str, Memory] = {}
+    for new in notes:
+        note = current.get(new.id)
+        if note is None or note.status is not Status.ACTIVE:
+            continue
+        mine = ManifestNote(note.content, note.tags)
+        order = list(current)
+        before = order[: order.index(note.id)]  # written before it: store order is oldest first
+        older = [
+            m
+            for m in (current[i] for i in reversed(before))
+            if m.status is Status.ACTIVE
+            and branch_key(m.source.branch) == branch_key(note.source.branch)
+            and overlaps(mine, ManifestNote(m.content, m.tags))
+        ]
+        if not older:
+            continue
+        merged = merge_notes(mine, [ManifestNote(m.content, m.tags) for m in older])
+        digest = content_hash(merged.content)
+        other = store.by_hash(digest) if merged.content != note.content else None
+        if other is not None and other.id != note.id and other.status in (Status.ACTIVE, Status.ARCHIVED):
+            continue  # the same text is already a live note: leave both as they are
+        updated = replace(note, content=merged.content, content_hash=digest, tags=merged.tags, updated=now)
+        store.update_memory(note, updated, cx.actor, now, "merge")
+        current[note.id] = changed[note.id] = updated
+        for old in older:
+            _retire(cx, store, old, note.id, now)
+            current[old.id] = replace(old, status=Status.SUPERSEDED)
+    return changed
 
 
 def _retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str | None, now: datetime) -> None:
@@ -220,10 +255,6 @@ def _retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str | None, now:
     store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
     if newer is not None:
         store.upsert_edge(supersedes_edge(newer, old.id, now), cx.actor, now)
-
-
-def _entries(memory: Memory) -> set[str]:
-    return {t for t in memory.tags if t.startswith(ENTRY_PREFIX)}
 
 
 def _plain(text: str) -> str:

@@ -158,3 +158,51 @@ def test_only_a_report_of_built_work_keeps_its_files_as_its_topic() -> None:
     assert not reports_built_work("Add these environment variables in your Render service:\n- `startup.sh`")
     assert not reports_built_work("Ready to Commit?\n`git add scripts/start.sh README.md`")
     assert not reports_built_work("Now the web UI should work properly: `index.html` is served at `/`")
+
+
+def test_dependencies_tried_one_after_another_leave_one_current_note(project: Path) -> None:
+    """A real chain (a Rust media server looking for a face detector): each edit swaps the last
+    try for the next. One note remains: what is in the manifest now, what it lost, and what
+    was tried and dropped on the way; the older notes are its history."""
+    cargo = str(project / "Cargo.toml")
+    edits = [
+        ('ort = "2.0.0-rc.10"\n', 'rustface = "0.1"\n'),
+        ('rustface = "0.1"\n', 'opencv = "0.92"\n'),
+        ('opencv = "0.92"\n', 'candle = "0.6"\ntch = "0.16"\n'),
+        ('candle = "0.6"\ntch = "0.16"\n', 'imageproc = "0.25"\n'),
+    ]
+    updated = "The file has been updated."
+    base64 = _cargo(cargo, "", 'base64 = "0.22"\n')
+    turns = [use_turn(1, "add base64 for the thumbnails", "Edit", base64, updated)]
+    turns += [
+        use_turn(n, f"try detector {n}", "Edit", _cargo(cargo, old, new), updated)
+        for n, (old, new) in enumerate(edits, start=2)
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        store = cx.write_store(Scope.PROJECT)
+        notes = [m for m in store.all_memories() if m.content.startswith("Cargo.toml")]
+        active = [m for m in notes if m.status is Status.ACTIVE]
+        assert sorted(m.content for m in active) == [
+            "Cargo.toml: added `base64` 0.22",  # never changed again: its own note
+            "Cargo.toml: added `imageproc` 0.25; removed `ort` 2.0.0-rc.10; "
+            "tried and dropped `rustface` 0.1, `opencv` 0.92, `candle` 0.6, `tch` 0.16",
+        ]
+        current = next(m for m in active if "imageproc" in m.content)
+        history = [m for m in notes if m.status is Status.SUPERSEDED]
+        assert len(history) == 3  # kept, each linked from the note that took it over
+        taken = {
+            e.target: e.source for e in store.edges([m.id for m in history]) if e.type is EdgeType.SUPERSEDES
+        }
+        assert set(taken) == {m.id for m in history}
+        chain, at = [], current.id  # newest to oldest: each took over the one before it
+        while at in taken.values():
+            at = next(t for t, s in taken.items() if s == at)
+            chain.append(at)
+        assert len(chain) == 3
+    finally:
+        cx.close()
+
+
+def _cargo(path: str, old: str, new: str) -> dict[str, object]:
+    return {"file_path": path, "old_string": 'serde = "1"\n' + old, "new_string": 'serde = "1"\n' + new}

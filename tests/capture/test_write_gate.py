@@ -38,6 +38,7 @@ GATED = {
     ("capture/manual.py", "supersede"): "status change of a stored memory",
     ("capture/manual.py", "forget"): "status change of a stored memory",
     ("capture/supersession.py", "_retire"): "status change of a stored memory",
+    ("capture/supersession.py", "_merge_manifest_notes"): "text joined from stored (gated) notes' parts",
     ("admin/portability.py", "_import_memories"): "every imported memory via sanitise_memory",
     ("admin/portability.py", "import_section"): "journal payloads via redact_value",
     ("recall/search.py", "_apply_access"): "restore of a stored memory (status and dates)",
