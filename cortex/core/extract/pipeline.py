@@ -15,6 +15,7 @@ from cortex.core.extract.signals import extract_signals
 from cortex.core.extract.speech import rejects_answer
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
+from cortex.core.extract.symptoms import with_symptom
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
 from cortex.core.extract.turns import split_turns, starts_turn
 from cortex.core.model import Candidate, Layer
@@ -125,6 +126,7 @@ def _turn_candidates(
         raw.extend(extract_manifest_changes(turn))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))
+    raw = with_symptom(raw, turn)
     out: list[SourcedCandidate] = []
     seen: set[str] = set()
     turn_end = max((m.end_offset for m in turn), default=0)
