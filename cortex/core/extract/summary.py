@@ -269,13 +269,30 @@ def _section_text(lines: Sequence[str]) -> str:
         if not (_NARRATION.match(line) and word_count(line) < MIN_SECTION_WORDS)
         and (kept := without_talk(line))
     ]
-    text = "\n".join(_without_empty_labels(without_offers(body))).strip()
+    text = without_lead_in("\n".join(_without_empty_labels(without_offers(body))).strip())
     if word_count(text) < MIN_SECTION_WORDS:
         return ""
     if len(text) > MAX_SECTION_CHARS:
         cut = text.rfind("\n", 0, MAX_SECTION_CHARS)
-        text = text[: cut if cut > MAX_SECTION_CHARS // 2 else MAX_SECTION_CHARS].rstrip()
+        text = without_lead_in(text[: cut if cut > MAX_SECTION_CHARS // 2 else MAX_SECTION_CHARS].rstrip())
     return text
+
+
+def without_lead_in(text: str) -> str:
+    """The text without its dangling lead-ins: a sentence that ends a line in a colon ("Here's
+    what you need to do:", "For production use, you'd want a model like:") with no list item
+    or code after it introduced what was cut (a long code block, the rest of the report) and
+    says nothing by itself. A short label line ("Current setup:") is left to the heading rules."""
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        follows = bool(nxt) and (_BULLET.match(nxt) is not None or nxt.startswith("`"))
+        if line.endswith((":", "\uff1a")) and not follows and not _is_heading(line):
+            line = " ".join(_SENTENCE_BREAK.split(line)[:-1]).strip()
+        if line:
+            out.append(line)
+    return "\n".join(out).strip()
 
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*_])")
@@ -349,7 +366,7 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
                 heading = plain.rstrip(":：")
             continue
         pending = None
-        body = without_talk(body)
+        body = without_lead_in(without_talk(body))
         if word_count(body) < MIN_ITEM_WORDS or (kind in _SETTLED_ONLY and is_guess(body)):
             continue
         subject = heading and heading.casefold() not in body.casefold()

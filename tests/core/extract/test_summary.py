@@ -364,3 +364,26 @@ def test_a_background_subagents_notice_is_no_prompt_and_its_raw_report_is_not_re
     # The raw report is not read: the main thread's answer to the notice is that turn's report.
     found = [c.content for c, _ in extract_reports(messages)]
     assert not [c for c in found if "date parser computed" in c or "Partial notes" in c]
+
+
+def test_a_closing_lead_in_whose_list_or_code_was_cut_is_not_kept() -> None:
+    """Real shapes: a report section whose steps were a code block, and a labelled line whose
+    command followed on the next lines."""
+    report = (
+        "## Render setup\n"
+        "The disk keeps the model between deploys, so the first request no longer downloads it. "
+        "Now your setup will work with your existing commands. Here's what you need to do:\n"
+        "```bash\nmkdir -p /models\nexport PROMPT_INJECTION_MODEL_PATH=/models\n"
+        "python download_models.py\nchmod +x startup.sh\n./startup.sh\n```\n"
+        "**Note**: For production, you should set up a separate Convex production deployment. Run:\n"
+        "```bash\nnpx convex deploy\nnpx convex env set\nnpx convex dashboard\nnpx convex logs\n"
+        "npx convex import\n```\n"
+    )
+    found = extract_reports([user("how do I deploy this?"), assistant(report)])
+    texts = [c.content for c, _ in found]
+    assert any(
+        "Now your setup will work with your existing commands.\nNote: For production" in t for t in texts
+    )
+    assert not any("what you need to do" in t for t in texts)
+    assert "Render setup: For production, you should set up a separate Convex production deployment." in texts
+    assert not any(t.rstrip().endswith(":") for t in texts)
