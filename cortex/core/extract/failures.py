@@ -156,6 +156,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
     found: Found = []
     reported: set[tuple[str, str]] = set()  # (command, error): each distinct error is its own gotcha
     failing: dict[str, tuple[Candidate, Message]] = {}  # builds still failing: their last failure
+    same = _SameFix()
     for index, (use, message) in enumerate(calls):
         command = _command(use)
         if command is None or not use.failed or use.result is None or use.result.rejected:
@@ -174,8 +175,8 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             ran = _fix_commands(calls[index + 1 :], fixed, shown) if (why or error) else []
             if what or ran:
                 reported.add((shown, error))
-                content = f"`{shown}` failed ({error}); fix: {what or 'ran'}{_ran(ran, bool(what))}"
-                found.append((_candidate(content, MemoryType.GOTCHA, 0.55, 4), fixed))
+                tail = f"fix: {what or 'ran'}{_ran(ran, bool(what))}"
+                same.add(found, shown, error, tail, _candidate("", MemoryType.GOTCHA, 0.55, 4), fixed)
                 continue
         elif error and not is_test_run(shown):
             # Not retried as such: the fix was another command or an edit. The assistant's
@@ -189,9 +190,16 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             why = _explanation(window) or (_change(window) if ran and not timed_out else "")
             if why:
                 reported.add((shown, error))
-                content = f"`{shown}` failed ({error}); {why}{_ran(ran, True)}"
+                tail = f"{why}{_ran(ran, True)}"
                 # Not seen fixed yet: a later success of the same command replaces it.
-                found.append((_candidate(content, MemoryType.GOTCHA, 0.5, 4, _state(shown)), message))
+                same.add(
+                    found,
+                    shown,
+                    error,
+                    tail,
+                    _candidate("", MemoryType.GOTCHA, 0.5, 4, _state(shown)),
+                    message,
+                )
                 continue
         if fixed is None and is_build_command(shown):
             content = f"Command failing: `{shown}` ({error})"
@@ -199,6 +207,27 @@ def extract_failures(messages: Sequence[Message]) -> Found:
     explained = {shown for shown, _ in reported}
     found.extend(note for shown, note in failing.items() if shown not in explained)
     return found + _hook_blocks(calls, messages)
+
+
+class _SameFix:
+    """Gotchas of one command with the same explanation and fix are one gotcha: each error it
+    explains is listed in it ("`cargo build` failed (error: expected `;` | no method named
+    `clone`); fix: the Database struct needs to implement Clone.")."""
+
+    def __init__(self) -> None:
+        self.at: dict[tuple[str, str], tuple[int, list[str]]] = {}
+
+    def add(
+        self, found: Found, shown: str, error: str, tail: str, blank: Candidate, message: Message
+    ) -> None:
+        """Append the gotcha (`blank` with its text), or list `error` in the one it repeats."""
+        index, errors = self.at.setdefault((shown, tail), (len(found), []))
+        errors.append(error)
+        content = f"`{shown}` failed ({' | '.join(errors)}); {tail}"
+        if index < len(found):
+            found[index] = (replace(found[index][0], content=content), found[index][1])
+        else:
+            found.append((replace(blank, content=content), message))
 
 
 def _hook_blocks(calls: Sequence[tuple[ToolUse, Message]], messages: Sequence[Message]) -> Found:

@@ -403,6 +403,23 @@ def test_each_distinct_error_of_one_command_is_its_own_gotcha() -> None:
     assert gotchas[1].endswith("fix: I need to fix the test to not use impure paths.")
 
 
+def test_errors_of_one_command_that_one_fix_explains_are_one_gotcha() -> None:
+    # Real shape (a Rust server): `cargo build` fails twice in a row, with another error each
+    # time, and the same explanation follows both; then the build passes.
+    build = 'DATABASE_URL="sqlite://medianator.db" cargo build --release'
+    errors = (
+        "error: expected `;`, found `Ok`",
+        "error[E0599]: no method named `clone` found for struct `Database`",
+    )
+    why = "The Database struct needs to implement Clone."
+    messages: list[Message] = [user("build it")]
+    for i, error in enumerate(errors):
+        messages += [assistant(uses=(bash(build, error, error=True, tid=f"f{i}"),)), assistant(why)]
+    messages.append(assistant(uses=(bash(build, "Finished `release` profile", tid="ok"),)))
+    gotchas = [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert gotchas == [f"`{build}` failed ({errors[0]} | {errors[1]}); fix: {why}"]
+
+
 def _blocked(tid: str, command: str, output: str) -> ToolUse:
     return ToolUse(tid, "Bash", {"command": command}, ToolResult(tid, output, is_error=True, rejected=True))
 
