@@ -23,6 +23,7 @@ from cortex.core.model import Candidate, Layer, MemoryType
 
 MAX_SYMPTOM_WORDS = 24
 MAX_SYMPTOM_CHARS = 140
+MAX_PASTED_CHARS = 100  # of the error line a report ending in a colon introduces
 PREFIX = "Reported problem: "
 
 _FAILS = re.compile(
@@ -46,6 +47,9 @@ def reported_symptom(prompt: Message | None) -> str | None:
         return None
     if len(line) > MAX_SYMPTOM_CHARS or not _FAILS.search(line):
         return None
+    if line.endswith(":"):  # "Now I'm getting this error:", the error pasted on the next line
+        pasted = [x.strip() for x in prompt.texts[0].splitlines() if x.strip()][1:2]
+        return f"{line} {clip(pasted[0], MAX_PASTED_CHARS)}" if pasted else line
     return line
 
 
@@ -70,7 +74,7 @@ def with_symptom(
     if symptom is None:
         return list(found)
     said = " ".join(symptom.casefold().split())
-    subject = f'{PREFIX}"{clip(symptom, MAX_SYMPTOM_CHARS)}". '
+    subject = f'{PREFIX}"{symptom}". '
     out = []
     for candidate, message in found:
         text = candidate.content

@@ -40,6 +40,9 @@ def test_only_a_short_report_in_the_users_words_is_a_symptom() -> None:
     assert reported_symptom(user(REPORT)) == REPORT
     assert reported_symptom(user("CONVEX AUTH NOT WORKING???")) == "CONVEX AUTH NOT WORKING???"
     assert reported_symptom(user("The build fails with exit code 101 on the CI runner")) is not None
+    error = 'error: failed to select a version for the requirement `ort = "^2.0"`'
+    pasted = f"Now I'm getting this error:\n{error}\n..."
+    assert reported_symptom(user(pasted)) == (f"Now I'm getting this error: {error}")
     # Pasted output, a long request, a feature request, a question about code: not reports.
     assert (
         reported_symptom(user("(base) ➜  golfgod git:(main) ✗ npx convex dev ✖ Error: Unable to push"))
