@@ -108,6 +108,13 @@ def test_section_kinds_follow_the_heading() -> None:
     assert section_kind("Conventions\nPRs are squash-merged") is MemoryType.PATTERN
     assert section_kind("Verification Results\nall green") is MemoryType.PROGRESS
     assert section_kind("The scanner loads one DeBERTa model lazily") is MemoryType.CONTEXT
+    # An issue tracker's number names work, not a problem: a review report's title is no gotcha.
+    review = "Code Review Report for Issue #271 - Developer Workflow Documentation and Automation"
+    assert (
+        section_kind(review + "\nThe setup script and the docs cover the onboarding.")
+        is not MemoryType.GOTCHA
+    )
+    assert section_kind("Issues found\nthe port was taken") is MemoryType.GOTCHA
     # Answers about the current state, options, hypotheses and instructions are not settled:
     # they are state notes that a later report supersedes.
     for unsettled in (
