@@ -90,7 +90,7 @@ _SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
             MemoryType.PROGRESS,
         ),
         (
-            r"\b(?:root cause|causes?|problems?|issues?(?!\s*#?\d)|why|gotchas?|pitfalls?|caveats?|warnings?|"
+            r"\b(?:root cause|causes?|problems?|issues?(?!\s*#\d)|why|gotchas?|pitfalls?|caveats?|warnings?|"
             r"important|lessons?|insights?|fix(?:es)?|solutions?|workarounds?|errors?|bugs?)\b",
             MemoryType.GOTCHA,
         ),

@@ -115,6 +115,8 @@ def test_section_kinds_follow_the_heading() -> None:
         is not MemoryType.GOTCHA
     )
     assert section_kind("Issues found\nthe port was taken") is MemoryType.GOTCHA
+    # A report's own numbering of the problems it found is still a problem.
+    assert section_kind("Issue 2: 502 Gateway Timeout\nthe models download first") is MemoryType.GOTCHA
     # Answers about the current state, options, hypotheses and instructions are not settled:
     # they are state notes that a later report supersedes.
     for unsettled in (
