@@ -18,9 +18,11 @@ record of text, not a tool result, interruption marker, local command (`/clear`,
 follow the session: a file its tools read, write or edit appears as the replay reaches the call
 (a Write with its content, an Edit applied when its old text is there, else an empty
 placeholder; nothing is committed or deleted), so notes about files do not point at missing
-ones. After every hook the harness waits until no queue file is left and no process holds the
-worker lock. The next session starts on the branch the session ended on (the `gitBranch` of its
-last main-thread record, unless `HEAD`): the project is switched to it, at the same commit.
+ones. The project's branch follows the session too: before each hook it is switched (at the
+same commit) to the `gitBranch` of the last main-thread record so far, unless `HEAD`, as the
+real repository was when Claude Code ran that hook. After every hook the harness waits until no
+queue file is left and no process holds the worker lock. The next session starts on the branch
+the session ended on.
 UserPromptSubmit is not replayed (off by default; it only reads). No API key reaches cortex:
 the local extraction layers and the local embedding model only.
 
