@@ -18,7 +18,13 @@ from dataclasses import replace
 from datetime import datetime
 
 from cortex.app import Cortex
-from cortex.core.extract.manifest_merge import ManifestNote, merge_notes, overlaps
+from cortex.core.extract.manifest_merge import (
+    MAX_MERGED_CHARS,
+    ManifestNote,
+    manifest_entries,
+    merge_notes,
+    overlaps,
+)
 from cortex.core.extract.manifests import DROPS_PREFIX, MANIFEST_TAG
 from cortex.core.extract.pipeline import Rejection
 from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
@@ -237,6 +243,12 @@ def _merge_manifest_notes(
         if not older:
             continue
         merged = merge_notes(mine, [ManifestNote(m.content, m.tags) for m in older])
+        if len(merged.content) > MAX_MERGED_CHARS:  # a long history stays in several notes
+            for old in older:
+                if manifest_entries(old.tags) <= manifest_entries(note.tags):  # all said again
+                    _retire(cx, store, old, note.id, now)
+                    current[old.id] = replace(old, status=Status.SUPERSEDED)
+            continue
         digest = content_hash(merged.content)
         other = store.by_hash(digest) if merged.content != note.content else None
         if other is not None and other.id != note.id and other.status in (Status.ACTIVE, Status.ARCHIVED):

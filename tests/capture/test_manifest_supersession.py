@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cortex.capture.supersession import reports_built_work
+from cortex.core.extract.manifest_merge import MAX_MERGED_CHARS
 from cortex.core.model import EdgeType, Scope, Status
 from tests.capture.test_state_supersession import answer_turn, capture_turns
 from tests.support.transcript_builders import V2_1, envelope, prompt_record, tool_result_record
@@ -206,3 +207,31 @@ def test_dependencies_tried_one_after_another_leave_one_current_note(project: Pa
 
 def _cargo(path: str, old: str, new: str) -> dict[str, object]:
     return {"file_path": path, "old_string": 'serde = "1"\n' + old, "new_string": 'serde = "1"\n' + new}
+
+
+def test_a_note_taking_over_a_long_history_stays_bounded(project: Path) -> None:
+    """A long chain (each edit pins the crate added before and adds the next) would make one
+    note hold the whole history: past the cap, a newer note keeps its own text and the older
+    notes it does not say again in full stay current. Nothing is lost, nothing grows without end."""
+    cargo = str(project / "Cargo.toml")
+    updated = "The file has been updated."
+    names = [f"crate-number-{n:02d}-with-a-long-name" for n in range(30)]
+    turns = [use_turn(1, "add the first crate", "Edit", _cargo(cargo, "", f'{names[0]} = "1.0"\n'), updated)]
+    for n in range(1, len(names)):
+        old = f'{names[n - 1]} = "1.0"\n'
+        new = f'{names[n - 1]} = "1.1"\n{names[n]} = "1.0"\n'
+        turns.append(
+            use_turn(n + 1, f"pin {names[n - 1]}, add {names[n]}", "Edit", _cargo(cargo, old, new), updated)
+        )
+    cx = capture_turns(project, turns)
+    try:
+        notes = [
+            m for m in cx.write_store(Scope.PROJECT).all_memories() if m.content.startswith("Cargo.toml")
+        ]
+        assert all(len(m.content) <= MAX_MERGED_CHARS for m in notes)
+        active = [m for m in notes if m.status is Status.ACTIVE]
+        assert len(active) > 1  # the cap kept the history in more than one note
+        said = " ".join(m.content for m in active)
+        assert all(f"`{name}`" in said or f"{name}:" in said for name in names)  # every crate still current
+    finally:
+        cx.close()

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from cortex.core.extract.manifests import ENTRY_PREFIX
 
 WHY = ". Why: "
+# A note that took over a long history would grow with every edit: past this, the newer note
+# keeps its own text and only the older notes it says again in full become history.
+MAX_MERGED_CHARS = 1_200
 TRIED = "tried and dropped "
 _ADDED = re.compile(r"^(?:[^`]*: )?added `([^`]+)`(?: (\S+))?$")
 _REMOVED = re.compile(r"^(?:[^`]*: )?removed `([^`]+)`")
