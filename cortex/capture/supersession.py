@@ -244,29 +244,31 @@ def _merge_manifest_notes(
             continue
         merged = merge_notes(mine, [ManifestNote(m.content, m.tags) for m in older])
         if len(merged.content) > MAX_MERGED_CHARS:  # a long history stays in several notes
-            for old in older:
-                if manifest_entries(old.tags) <= manifest_entries(note.tags):  # all said again
-                    _retire(cx, store, old, note.id, now)
-                    current[old.id] = replace(old, status=Status.SUPERSEDED)
-            continue
-        digest = content_hash(merged.content)
-        other = store.by_hash(digest) if merged.content != note.content else None
-        if other is not None and other.id != note.id and other.status in (Status.ACTIVE, Status.ARCHIVED):
-            continue  # the same text is already a live note: leave both as they are
-        updated = replace(note, content=merged.content, content_hash=digest, tags=merged.tags, updated=now)
-        store.update_memory(note, updated, cx.actor, now, "merge")
-        current[note.id] = changed[note.id] = updated
+            # Only the older notes it says again in full become history.
+            older = [m for m in older if manifest_entries(m.tags) <= manifest_entries(note.tags)]
+        else:
+            digest = content_hash(merged.content)
+            other = store.by_hash(digest) if merged.content != note.content else None
+            if other is not None and other.id != note.id and other.status in (Status.ACTIVE, Status.ARCHIVED):
+                continue  # the same text is already a live note: leave both as they are
+            updated = replace(
+                note, content=merged.content, content_hash=digest, tags=merged.tags, updated=now
+            )
+            store.update_memory(note, updated, cx.actor, now, "merge")
+            current[note.id] = changed[note.id] = updated
         for old in older:
-            _retire(cx, store, old, note.id, now)
-            current[old.id] = replace(old, status=Status.SUPERSEDED)
+            current[old.id] = _retire(cx, store, old, note.id, now)
     return changed
 
 
-def _retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str | None, now: datetime) -> None:
-    """Supersede `old` (history keeps it), linked from the note that replaces it when there is one."""
-    store.update_memory(old, superseded(old, now), cx.actor, now, "supersede")
+def _retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str | None, now: datetime) -> Memory:
+    """Supersede `old` (history keeps it), linked from the note that replaces it when there is
+    one; returns it as written."""
+    retired = superseded(old, now)
+    store.update_memory(old, retired, cx.actor, now, "supersede")
     if newer is not None:
         store.upsert_edge(supersedes_edge(newer, old.id, now), cx.actor, now)
+    return retired
 
 
 def _plain(text: str) -> str:

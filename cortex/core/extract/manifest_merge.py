@@ -37,9 +37,19 @@ def manifest_entries(tags: Sequence[str]) -> frozenset[str]:
     return frozenset(t for t in tags if t.startswith(ENTRY_PREFIX))
 
 
+def _entries(tags: Sequence[str]) -> list[tuple[str, str]]:
+    """(file, key) of each `entry:<file>:<key>` tag (a key may hold colons: `dev:frontend`)."""
+    out = []
+    for tag in manifest_entries(tags):
+        file, _, key = tag[len(ENTRY_PREFIX) :].partition(":")
+        if key:
+            out.append((file, key))
+    return out
+
+
 def manifest_file(tags: Sequence[str]) -> str | None:
     """The manifest's file name a note is about (its entry tags name it), or None."""
-    names = {t[len(ENTRY_PREFIX) :].split(":", 1)[0] for t in manifest_entries(tags)}
+    names = {file for file, _ in _entries(tags)}
     return names.pop() if len(names) == 1 else None
 
 
@@ -107,7 +117,7 @@ def _tried(parts: Sequence[str]) -> list[str]:
 
 
 def _keys(tags: Sequence[str]) -> list[str]:
-    return [t[len(ENTRY_PREFIX) :].split(":", 1)[1] for t in manifest_entries(tags) if t.count(":") >= 2]
+    return [key for _, key in _entries(tags)]
 
 
 def _names(part: str, key: str) -> bool:
