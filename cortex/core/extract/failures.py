@@ -43,8 +43,10 @@ MAX_ERROR_CHARS = 300
 MAX_FAMILY_WORDS = 3
 
 _EXPLAINS = re.compile(
-    r"\b(?:because|the (?:issue|problem|bug|fix|cause)|root cause|turns out|needs? to|must|"
-    r"requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|was using)\b",
+    r"\b(?:because|due to|caused by|the (?:issue|problem|bug|fix|cause)|root cause|turns out|"
+    r"needs? to|must|requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|"
+    r"was using|(?:is|are) (?:already |still )?in use|"
+    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported))\b",
     re.IGNORECASE,
 )
 _ERROR_WORDS = re.compile(
@@ -83,6 +85,11 @@ _LOOKING = re.compile(
     r"confirm|inspect|view|get|understand|analy[sz]e|start|restart|re-?run|explore|fix|update|"
     r"correct|resolve|address|handle|make|do|implement|clean|continue|proceed|finish|move on|go|"
     r"(?:create|write|add) a (?:\w+ )?test)\b",
+    re.IGNORECASE,
+)
+_THEN_CHANGE = re.compile(
+    r"^(?:(?:check|look|see|find|investigate|identify|locate)\b[^,;]*?\s+and\s+(?:then\s+)?"
+    r"|(?:fix|correct|resolve|address|update)\b[^,;]*?\s+by\s+)(?=\w)",
     re.IGNORECASE,
 )
 # Commands that only look: never the fix.
@@ -368,6 +375,9 @@ def _change(messages: Sequence[Message]) -> str:
         if m is None:
             continue
         what = re.sub(r"^(?:also|now|then|just)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
+        # "find and kill the process", "fix the script by removing the unused imports": the
+        # looking (or the bare "fix") is the way in; the change is what follows.
+        what = _THEN_CHANGE.sub("", what)
         if len(what.split()) >= MIN_CHANGE_WORDS and not _LOOKING.match(what) and not is_guess(what):
             return clip(what, 200)
     return ""

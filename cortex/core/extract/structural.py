@@ -10,7 +10,6 @@ from cortex.core.extract.commands import (
     clip,
     commit_kind,
     docs_commit_scope,
-    first_line,
     is_check_command,
     is_cortex_command,
     is_git_commit,
@@ -29,6 +28,7 @@ from cortex.core.write.state import state_tag
 MAX_FILES_LISTED = 5  # named in the note's text; its files keep up to MAX_FILES_KEPT
 MAX_FILES_KEPT = 20
 MAX_DETAIL_CHARS = 160
+REQUEST_CHARS = 100  # the request an edit note quotes
 _COMMIT_KINDS = {
     "fix": (MemoryType.GOTCHA, 6),
     "decision": (MemoryType.DECISION, 6),
@@ -218,10 +218,16 @@ def _docs_state(subject: str, files: tuple[str, ...]) -> tuple[str, ...]:
 def _request_note(prompt: Message | None) -> str:
     if prompt is None or not prompt.texts:
         return ""
-    request = first_line(prompt.texts[0])
+    lines = [line.strip() for line in prompt.texts[0].splitlines() if line.strip()]
+    request = lines[0] if lines else ""
+    # "Couple of things here:" opens the request; what it asks is on the lines after it.
+    for line in lines[1:]:
+        if not request.endswith((":", "\uff1a")) or len(request) > REQUEST_CHARS:
+            break
+        request = f"{request} {line}"
     if len(request.split()) < 4:
         return ""
-    return f' (request: "{clip(request, 100)}")'
+    return f' (request: "{clip(request, REQUEST_CHARS)}")'
 
 
 def _list_files(paths: list[str], limit: int) -> str:

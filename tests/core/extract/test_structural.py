@@ -42,6 +42,15 @@ def test_edits_in_a_turn_become_one_progress_memory_with_relative_files() -> Non
     assert edit.tags == ("edits",)  # the briefing shows only the latest few of these
 
 
+def test_an_edit_note_quotes_what_a_request_asks_past_its_opening_line() -> None:
+    # Real shape: the prompt's first line only opens it ("Couple of things here:").
+    prompt = "Couple of things here:\n\n1. I only need prompt injection\n2. Keep the timeouts"
+    (edit,) = run(*turn(prompt, tool("Edit", {"file_path": f"{ROOT}/config/scanners.yml"}, tid="1")))
+    assert edit.content == (
+        'Edited config/scanners.yml (request: "Couple of things here: 1. I only need prompt injection")'
+    )
+
+
 def test_many_files_are_summarised() -> None:
     uses = [tool("Edit", {"file_path": f"{ROOT}/f{i}.py"}, tid=str(i)) for i in range(12)]
     (edit,) = run(*turn("go", *uses))
@@ -247,6 +256,67 @@ def test_failure_fixed_by_another_command_is_a_gotcha_when_explained() -> None:
         "`uvicorn app:app --port 3000` failed (Error: Address already in use (os error 48)); Port 3000 is "
         "taken because an earlier server process is still running. (ran `pkill medianator`)"
     )
+
+
+def test_a_diagnosis_after_a_failure_explains_it() -> None:
+    # Real shapes: "failing due to" (a nix VM test's lint) and "still in use" (a server's port).
+    lint = bash(
+        "nix flake check --cores 4",
+        "error: Cannot build 'test-driver.drv'.\n> test-script:1:1: 'json' imported but unused",
+        error=True,
+        tid="1",
+    )
+    messages = [
+        user("check the flake"),
+        assistant(uses=(lint,)),
+        assistant("The build is failing due to unused imports in the test script. Let me fix it:"),
+        assistant(uses=(bash("nix flake check --cores 4", "all checks passed", tid="2"),)),
+    ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert "'json' imported but unused" in gotcha.content
+    assert gotcha.content.endswith("fix: The build is failing due to unused imports in the test script.")
+    port = bash("./target/release/app", "Error: Address already in use (os error 48)", error=True, tid="1")
+    messages = [
+        user("restart it"),
+        assistant(uses=(port,)),
+        assistant("Port is still in use, let's find and kill the process:"),
+        assistant(uses=(bash("kill -9 78778", "", tid="2"),)),
+    ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert "Address already in use" in gotcha.content and "(ran `kill -9 78778`)" in gotcha.content
+    check = bash("actionlint", "zsh: command not found: actionlint", error=True, tid="1")
+    messages = [
+        user("validate the workflows"),
+        assistant(uses=(check,)),
+        assistant("actionlint isn't installed on this machine, so the workflows were never linted."),
+        assistant(uses=(bash("brew install actionlint", "", tid="2"),)),
+    ]
+    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert "actionlint isn't installed on this machine" in gotcha.content
+
+
+def test_what_the_assistant_changes_is_read_past_the_looking_or_fixing_that_leads_in() -> None:
+    failing = bash("make serve", "Error: Address already in use", error=True, tid="1")
+    for words, change in (
+        ("Let me find and kill the stale server process:", "kill the stale server process"),
+        ("Let me fix the launcher by freeing port 3000 first:", "freeing port 3000 first"),
+    ):
+        messages = [
+            user("serve it"),
+            assistant(uses=(failing,)),
+            assistant(words),
+            assistant(uses=(bash("kill -9 4242", "", tid="2"),)),
+        ]
+        (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+        assert f"; {change} (ran `kill -9 4242`)" in gotcha.content, gotcha.content
+    # Looking alone is still no change.
+    messages = [
+        user("serve it"),
+        assistant(uses=(failing,)),
+        assistant("Let me check what is running on the port:"),
+        assistant(uses=(bash("kill -9 4242", "", tid="2"),)),
+    ]
+    assert not [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
 
 
 def test_unexplained_failure_fixed_by_another_command_is_not_stored() -> None:
