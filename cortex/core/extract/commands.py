@@ -37,7 +37,12 @@ _ERROR_LINE = re.compile(
 )
 _EXIT_LINE = re.compile(r"^(?:Error: )?Exit code -?\d+\s*$")
 _PIPE_TAIL = re.compile(r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|tee|grep|less|cat)\b[^|]*)+$")
-_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+# Setup before the command: `cd x &&`, and variables set as statements (`TRASH=/tmp/t &&`, not
+# the `DATABASE_URL=x cargo build` environment of the command itself).
+_CD_PREFIX = re.compile(
+    r"^\s*(?:(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)|\w+=(?:\"[^\"]*\"|'[^']*'|\S*))\s*(?:&&|;)\s*)+"
+)
+_CONTINUED = re.compile(r"\\\n\s*")
 _VERSIONED = re.compile(r"[\d.]+$")  # python3 -> python, pip3.11 -> pip
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
 _REDIRECT = re.compile(r"\d?>>?(?:&\d|/dev/null)?|&>(?:/dev/null)?")
@@ -106,8 +111,9 @@ def is_cortex_command(command: str) -> bool:
 
 
 def render_command(command: str) -> str:
-    """The command as people would retype it: first line, no `cd x &&`, no `| tail` plumbing."""
-    stripped = command.strip()
+    """The command as people would retype it: first line, no `cd x &&` or `VAR=x &&` setup, no
+    `| tail` plumbing."""
+    stripped = _CONTINUED.sub(" ", command.strip())  # a line continued with `\` is one line
     first = stripped.splitlines()[0] if stripped else ""
     first = _PIPE_TAIL.sub("", _CD_PREFIX.sub("", first)).strip()
     return clip(first, MAX_COMMAND_CHARS)

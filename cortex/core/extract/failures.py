@@ -74,6 +74,12 @@ _SHELL_REFUSED = re.compile(
 # blocked by hook:\n- [cmd]: ...".
 _HOOK = re.compile(r"\b\w+:\w+ hook error\b|\b\w+ operation blocked by (?:a )?hook\b", re.IGNORECASE)
 _HOOK_COMMAND = re.compile(r"^\W*\[([^\]\n]+)\]:?")
+# A hook's script, without the `$CLAUDE_PROJECT_DIR/` that locates it (`~/` says it is the user's).
+_HOOK_SCRIPT = re.compile(
+    r"(?:\$\{?\w+\}?/)?((?:~/)?(?:[\w.-]+/)*[\w.-]+\.(?:py|sh|js|mjs|cjs|ts|rb|pl))(?![\w/])"
+)
+_STEP_END = re.compile(r"\s(?:;|&&|\|\||\|)\s|;\s")
+_REDIRECT_TAIL = re.compile(r"(?:\s+\d?>&\d|\s+\d?>\s*/dev/null)+$")
 _BLOCKED = re.compile(r"\b(?:blocked|denied|prohibited|not allowed|forbidden|refused)\b", re.IGNORECASE)
 # "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
 _CHANGE = re.compile(
@@ -254,9 +260,9 @@ def _hook_blocks(calls: Sequence[tuple[ToolUse, Message]], messages: Sequence[Me
             continue
         seen.add(reason)
         named = _HOOK_COMMAND.search(result.content[hook.end() :])
-        by = f" (`{clip(named.group(1), 100)}`)" if named else ""
+        by = f" (`{_hook_script(named.group(1))}`)" if named else ""
         command = _command(use)
-        what = f"`{render_command(command)}`" if command else use.name
+        what = f"`{_first_step(render_command(command))}`" if command else use.name
         start = position[id(message)] + 1
         window = _answers(messages, start, EXPLANATION_WINDOW)
         alternatives = _fix_commands(calls[index + 1 :], window[-1] if window else None, command or "")
@@ -264,6 +270,19 @@ def _hook_blocks(calls: Sequence[tuple[ToolUse, Message]], messages: Sequence[Me
         content = f"A project hook{by} blocks {what}: {reason}{instead}"
         found.append((_candidate(content, MemoryType.GOTCHA, 0.6, 5), message))
     return found
+
+
+def _hook_script(hook_command: str) -> str:
+    """The script a hook runs (`.claude/hooks/pre_tool_use.py`), not the whole line that runs it
+    (`PATH="$HOME/.local/bin:$PATH" uv run "$CLAUDE_PROJECT_DIR/.claude/hooks/pre_tool_use.py"`)."""
+    scripts = _HOOK_SCRIPT.findall(hook_command)
+    return scripts[-1] if scripts else clip(hook_command, 100)
+
+
+def _first_step(command: str) -> str:
+    """A command line up to its first `;`, `&&`, `||` or `|`: the step the hook refused."""
+    step = _STEP_END.split(command, maxsplit=1)[0].strip()
+    return _REDIRECT_TAIL.sub("", step).strip() or command
 
 
 def _block_reason(text: str) -> str:

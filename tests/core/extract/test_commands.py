@@ -52,6 +52,16 @@ def test_render_command_drops_plumbing() -> None:
     assert render_command("cd /repo && mix test --seed 0 2>&1 | tail -30") == "mix test --seed 0"
     assert render_command("pytest -q\nsecond line") == "pytest -q"
     assert render_command("x " * 200).endswith("…")
+    # Setup statements go too; a command's own environment stays.
+    trash = 'cd "/p/AI Projects/app" && TRASH=/tmp/scratch/trash && mkdir -p "$TRASH" && mv a "$TRASH/"'
+    assert render_command(trash) == 'mkdir -p "$TRASH" && mv a "$TRASH/"'
+    assert render_command("export_dir=out; make dist") == "make dist"
+    own = 'DATABASE_URL="sqlite://app.db" cargo build'
+    assert render_command(own) == own
+    # A line continued with a backslash is one line.
+    assert render_command('curl -X POST http://localhost:8000/scan \\\n  -d "{}"') == (
+        'curl -X POST http://localhost:8000/scan -d "{}"'
+    )
 
 
 def test_same_command_tolerates_small_retries() -> None:

@@ -505,9 +505,9 @@ def test_a_hook_that_blocks_a_command_is_a_gotcha_with_what_was_done_instead() -
         "The `tool.uv.dev-dependencies` field is deprecated\n"
         "BLOCKED: Dangerous rm command detected and prevented\n"
     )
-    for output, command in (
-        (v1, "rm -rf logs/*.json && git pull origin main"),
-        (v2, 'cd "/p/AI Projects/x" && git rm -r hermes'),
+    for output, command, blocked in (
+        (v1, "rm -rf logs/*.json && git pull origin main", "rm -rf logs/*.json"),
+        (v2, 'cd "/p/AI Projects/x" && git rm -r hermes 2>&1 | tail -3; git status', "git rm -r hermes"),
     ):
         messages = [
             user("clean up and pull"),
@@ -518,8 +518,9 @@ def test_a_hook_that_blocks_a_command_is_a_gotcha_with_what_was_done_instead() -
             ),
         ]
         (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
-        assert "pre_tool_use.py" in gotcha.content
-        assert "blocks `" in gotcha.content and "rm" in gotcha.content.split("blocks", 1)[1]
+        # The note names the hook's script and the step it refused, not their whole lines.
+        script = ("~/" if output is v1 else "") + ".claude/hooks/pre_tool_use.py"
+        assert gotcha.content.startswith(f"A project hook (`{script}`) blocks `{blocked}`: "), gotcha.content
         assert "BLOCKED: Dangerous rm command detected and prevented" in gotcha.content
         assert gotcha.content.endswith("; done instead with `mv logs logs.backup`")
     # A refusal by the user (no hook) is nothing learned.
