@@ -37,6 +37,11 @@ _RULE = re.compile(
     r"no,? (?:use|do|we)|stop (?:using|doing))\b",
     re.IGNORECASE,
 )
+# A correction of something the assistant does again and again ("you keep saying it is working
+# but are not e2e testing"): a standing rule, and the user's sentence before it says what to do.
+_REPEATED = re.compile(
+    r"^(?:but |and |again,? )?you keep\b|\byou keep (?:saying|claiming|forgetting)\b", re.I
+)
 # A sentence of the user's that changes course for the project: "Switch to runtime query
 # checking in sqlx", "I want to migrate to using bun", "go back to npm".
 _SWITCH = re.compile(
@@ -145,11 +150,15 @@ def _rules(turn: Sequence[Message]) -> Found:
                             message,
                         )
                     )
-                elif _RULE.search(sentence):
+                elif _RULE.search(sentence) or _REPEATED.search(sentence):
                     # A parenthesis right after the rule is its reason: "(hint: destroying
                     # traceability is not it)".
                     after = sentences[index + 1] if index + 1 < len(sentences) else ""
-                    rule = (f"{sentence} {after}" if after.startswith("(") else sentence)[:MAX_RULE_CHARS]
+                    rule = f"{sentence} {after}" if after.startswith("(") else sentence
+                    before = sentences[index - 1] if index > 0 else ""
+                    if _REPEATED.search(sentence) and before and not _QUESTION.search(before):
+                        rule = f"{before} {rule}"
+                    rule = rule[:MAX_RULE_CHARS]
                     found.append(
                         (
                             _candidate(f"The user's rule: {rule}", MemoryType.PATTERN, RULE_TAG, 0.6, 6),

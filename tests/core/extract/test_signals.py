@@ -127,3 +127,16 @@ def test_a_correction_with_instead_is_a_rule_and_keeps_its_parenthesised_reason(
     assert candidate.content == f"The user's rule: {prompt}"
     # A sentence without the rule word is no rule.
     assert extract_signals([user("please look over all the workflows we have today"), assistant("ok")]) == []
+
+
+def test_a_correction_of_what_the_assistant_keeps_doing_is_a_rule_with_what_to_do() -> None:
+    # Real shape (Claude Code 2.0): the user's instruction, then the repeated mistake it corrects.
+    prompt = (
+        "you must kill all services, run ./scripts/start.sh and open the frontend local host to see "
+        "if its working. you keep saying it is working but are not e2e testing"
+    )
+    ((candidate, _),) = extract_signals([user(prompt), assistant("You're right.")])
+    assert candidate.type is MemoryType.PATTERN
+    assert candidate.content == f"The user's rule: {prompt}"
+    # Keeping on with the work is no correction.
+    assert extract_signals([user("ok, keep going with the migration please"), assistant("ok")]) == []
