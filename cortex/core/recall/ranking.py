@@ -189,7 +189,10 @@ def rank_for_briefing(
     Rank is `score_briefing`; access counts are scaled by the largest log(access+1) among
     `memories` (or `max_log_access`, that of a larger set these memories were drawn from). `now`
     is needed only when `weights.recency` > 0; `branch` boosts memories from (or tagged with)
-    the current branch. Ties: newer `updated` first, then id.
+    the current branch. Ties: newer `updated` first, then the note that names more specifics
+    (numbers, identifiers, names: the sections of one report are written at one instant, and
+    "Summary: done as requested" says less than "Removed the orphaned `FaceDetector` ..."),
+    then id.
     """
     if weights.recency and now is None:
         raise ValueError("rank_for_briefing needs `now` when weights.recency > 0")
@@ -208,4 +211,27 @@ def rank_for_briefing(
             -ranks[i],
         )
     )
-    return [memories[i] for i in order]
+    return [memories[i] for i in _specifics_first(order, memories, ranks)]
+
+
+def _specifics_first(order: list[int], memories: Sequence[Memory], ranks: Sequence[float]) -> list[int]:
+    """`order` with each run of full ties (group, rank, `updated`) led by the notes that name
+    more specifics; only tied runs are read, so a render of thousands stays cheap."""
+    from cortex.core.write.distinct import specificity  # only where ties are met
+
+    def tie(i: int) -> tuple[bool, bool, float, datetime]:
+        m = memories[i]
+        return (m.pinned, m.type is MemoryType.DECISION, ranks[i], m.updated)
+
+    out: list[int] = []
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and tie(order[end]) == tie(order[start]):
+            end += 1
+        run = order[start:end]
+        if len(run) > 1:
+            run.sort(key=lambda i: -specificity(memories[i].content))
+        out.extend(run)
+        start = end
+    return out

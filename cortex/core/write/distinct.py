@@ -138,6 +138,12 @@ def _signature(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[st
 _IDENTIFIER, _CAPITALISED, _PLAIN = "identifier", "capitalised", "plain"
 
 
+def specificity(text: str) -> int:
+    """How many distinct specifics `text` names: numbers, identifiers and proper nouns."""
+    numbers, identifiers, names, _ = _signature(text)
+    return len(set(numbers)) + len(identifiers) + len(names)
+
+
 @functools.lru_cache(maxsize=32768)
 def _token(tok: str) -> tuple[str, str]:
     """A token case-folded, and whether it is an identifier, capitalised (a proper noun where it

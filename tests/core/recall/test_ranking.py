@@ -259,6 +259,20 @@ def test_briefing_ties_newer_first_then_id() -> None:
     assert [m.id for m in rank_for_briefing([old, new_b, new_c])] == ["b", "c", "a"]
 
 
+def test_briefing_ties_of_one_instant_put_the_more_specific_note_first() -> None:
+    # Real shape: the sections of one report, written together with the same rank.
+    vague = _memory("a", content="Summary: I've successfully implemented the face detection as requested.")
+    specific = _memory(
+        "b",
+        content="Completed: removed the orphaned `FaceDetector` impl; viola_jones.rs scans 24x24 windows",
+    )
+    older = _memory("c", content="Removed `rustface` 0.1 from Cargo.toml", updated=NOW - timedelta(days=1))
+    assert [m.id for m in rank_for_briefing([vague, specific, older])] == ["b", "a", "c"]
+    # Rank still comes first: a more specific note of a lower rank stays below.
+    weaker = _memory("d", content=specific.content, confidence=0.1)
+    assert [m.id for m in rank_for_briefing([vague, weaker])] == ["a", "d"]
+
+
 def test_briefing_boosts_the_current_branch() -> None:
     on_main = _memory("a", confidence=0.6)
     on_feature = _memory("b", confidence=0.5, source=Source(branch="feature/x"))
