@@ -116,15 +116,20 @@ def test_todo_and_plan_inputs_reach_the_layer_redacted() -> None:
     assert secret not in note.content and "Rotate the token" in note.content
 
 
+def _only_rule(prompt: str) -> str:
+    """The one note a prompt gives, which must be a rule (a convention)."""
+    ((candidate, _),) = extract_signals([user(prompt), assistant("ok")])
+    assert candidate.type is MemoryType.PATTERN
+    return candidate.content
+
+
 def test_a_correction_with_instead_is_a_rule_and_keeps_its_parenthesised_reason() -> None:
     # Real shape: the user stops a `git reset HEAD .` meant to tidy a commit.
     prompt = (
         "think about what you should do instead..... "
         "(hint: destroying traceability and just fucking up is not it)"
     )
-    ((candidate, _),) = extract_signals([user(prompt), assistant("ok")])
-    assert candidate.type is MemoryType.PATTERN
-    assert candidate.content == f"The user's rule: {prompt}"
+    assert _only_rule(prompt) == f"The user's rule: {prompt}"
     # A sentence without the rule word is no rule.
     assert extract_signals([user("please look over all the workflows we have today"), assistant("ok")]) == []
 
@@ -135,8 +140,6 @@ def test_a_correction_of_what_the_assistant_keeps_doing_is_a_rule_with_what_to_d
         "you must kill all services, run ./scripts/start.sh and open the frontend local host to see "
         "if its working. you keep saying it is working but are not e2e testing"
     )
-    ((candidate, _),) = extract_signals([user(prompt), assistant("You're right.")])
-    assert candidate.type is MemoryType.PATTERN
-    assert candidate.content == f"The user's rule: {prompt}"
+    assert _only_rule(prompt) == f"The user's rule: {prompt}"
     # Keeping on with the work is no correction.
     assert extract_signals([user("ok, keep going with the migration please"), assistant("ok")]) == []

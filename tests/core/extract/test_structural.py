@@ -258,6 +258,17 @@ def test_failure_fixed_by_another_command_is_a_gotcha_when_explained() -> None:
     )
 
 
+def _gotchas_after(failing: ToolUse, words: str, fix: str, fix_output: str = "") -> list[str]:
+    """The gotchas of a turn: a failing call, the assistant's words, then a command that ran."""
+    messages = [
+        user("go on"),
+        assistant(uses=(failing,)),
+        assistant(words),
+        assistant(uses=(bash(fix, fix_output, tid="2"),)),
+    ]
+    return [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
+
+
 def test_a_diagnosis_after_a_failure_explains_it() -> None:
     # Real shapes: "failing due to" (a nix VM test's lint) and "still in use" (a server's port).
     lint = bash(
@@ -266,33 +277,18 @@ def test_a_diagnosis_after_a_failure_explains_it() -> None:
         error=True,
         tid="1",
     )
-    messages = [
-        user("check the flake"),
-        assistant(uses=(lint,)),
-        assistant("The build is failing due to unused imports in the test script. Let me fix it:"),
-        assistant(uses=(bash("nix flake check --cores 4", "all checks passed", tid="2"),)),
-    ]
-    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
-    assert "'json' imported but unused" in gotcha.content
-    assert gotcha.content.endswith("fix: The build is failing due to unused imports in the test script.")
+    words = "The build is failing due to unused imports in the test script. Let me fix it:"
+    (gotcha,) = _gotchas_after(lint, words, "nix flake check --cores 4", "all checks passed")
+    assert "'json' imported but unused" in gotcha
+    assert gotcha.endswith("fix: The build is failing due to unused imports in the test script.")
     port = bash("./target/release/app", "Error: Address already in use (os error 48)", error=True, tid="1")
-    messages = [
-        user("restart it"),
-        assistant(uses=(port,)),
-        assistant("Port is still in use, let's find and kill the process:"),
-        assistant(uses=(bash("kill -9 78778", "", tid="2"),)),
-    ]
-    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
-    assert "Address already in use" in gotcha.content and "(ran `kill -9 78778`)" in gotcha.content
+    words = "Port is still in use, let's find and kill the process:"
+    (gotcha,) = _gotchas_after(port, words, "kill -9 78778")
+    assert "Address already in use" in gotcha and "(ran `kill -9 78778`)" in gotcha
     check = bash("actionlint", "zsh: command not found: actionlint", error=True, tid="1")
-    messages = [
-        user("validate the workflows"),
-        assistant(uses=(check,)),
-        assistant("actionlint isn't installed on this machine, so the workflows were never linted."),
-        assistant(uses=(bash("brew install actionlint", "", tid="2"),)),
-    ]
-    (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
-    assert "actionlint isn't installed on this machine" in gotcha.content
+    words = "actionlint isn't installed on this machine, so the workflows were never linted."
+    (gotcha,) = _gotchas_after(check, words, "brew install actionlint")
+    assert "actionlint isn't installed on this machine" in gotcha
 
 
 def test_what_the_assistant_changes_is_read_past_the_looking_or_fixing_that_leads_in() -> None:
@@ -301,22 +297,10 @@ def test_what_the_assistant_changes_is_read_past_the_looking_or_fixing_that_lead
         ("Let me find and kill the stale server process:", "kill the stale server process"),
         ("Let me fix the launcher by freeing port 3000 first:", "freeing port 3000 first"),
     ):
-        messages = [
-            user("serve it"),
-            assistant(uses=(failing,)),
-            assistant(words),
-            assistant(uses=(bash("kill -9 4242", "", tid="2"),)),
-        ]
-        (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
-        assert f"; {change} (ran `kill -9 4242`)" in gotcha.content, gotcha.content
+        (gotcha,) = _gotchas_after(failing, words, "kill -9 4242")
+        assert f"; {change} (ran `kill -9 4242`)" in gotcha, gotcha
     # Looking alone is still no change.
-    messages = [
-        user("serve it"),
-        assistant(uses=(failing,)),
-        assistant("Let me check what is running on the port:"),
-        assistant(uses=(bash("kill -9 4242", "", tid="2"),)),
-    ]
-    assert not [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert _gotchas_after(failing, "Let me check what is running on the port:", "kill -9 4242") == []
 
 
 def test_unexplained_failure_fixed_by_another_command_is_not_stored() -> None:
