@@ -44,8 +44,11 @@ MAX_ITEM_CHARS = 320
 MAX_ITEMS_PER_TURN = 8
 REPORT_CONFIDENCE = 0.6
 REPORT_PRIORITY = 4
-ITEM_CONFIDENCE = 0.65
-ITEM_PRIORITY = 6
+# A labelled line ("Note: ...", "Important: ...") is a fragment of a section that is kept whole
+# beside it: it ranks below the section (3 of 16 briefed ones answered a key fact on 8 real
+# sessions, 19 of 44 sections did).
+ITEM_CONFIDENCE = 0.55
+ITEM_PRIORITY = 4
 SUBAGENT_CONFIDENCE = 0.5
 SUBAGENT_PRIORITY = 2
 # Kinds that say something is settled: a guess, options or a question are not.

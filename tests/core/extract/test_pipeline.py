@@ -14,7 +14,7 @@ from cortex.core.extract.pipeline import DEFAULT_LAYERS, GitContext, extract_can
 from cortex.core.extract.transcript import Message, Role, SlashCommand, ToolResult, ToolUse, parse_chunk
 from cortex.core.model import Candidate, Layer, MemoryType, Scope
 from tests.support.secrets_corpus import ANTHROPIC_KEY, SECRETS
-from tests.support.transcript_builders import FIXTURES, assistant, fixture_files, tool, user
+from tests.support.transcript_builders import FIXTURES, assistant, bash, fixture_files, tool, user
 
 ROOT = "/home/dev/proj"
 
@@ -279,3 +279,30 @@ def test_extraction_never_raises_and_never_leaks(batch: list[Message], root: str
         assert "never store this" not in blob and "unclosed secret tail" not in blob
         for sample in SECRETS:
             assert sample.secret not in blob
+
+
+def test_a_failure_and_its_fix_rank_above_report_prose_and_labelled_lines() -> None:
+    # One turn with all three: the failure and fix rest on what happened; a report section is
+    # prose; a labelled line is a fragment of a section kept whole beside it.
+    failing = bash("make run", "ImportError: numpy.core.multiarray failed to import", error=True, tid="1")
+    report = (
+        "## Startup crash\n"
+        "The server crashed at import because transformers was built against NumPy 1.x, so "
+        "NumPy 2 breaks it at startup on this Python.\n\n"
+        "Note: pin numpy below 2 in every environment that runs the scanner service"
+    )
+    found = extract(
+        user("start the server"),
+        assistant(uses=(failing,)),
+        assistant("The crash is because NumPy 2 is installed; it must be below 2."),
+        assistant(uses=(bash('pip install "numpy<2"', "", tid="2"), bash("make run", "ready", tid="3"))),
+        assistant(report),
+    )
+
+    def rank(start: str) -> float:  # the briefing's rank key (default weights, no centrality)
+        (c,) = [c for c in found if c.content.startswith(start)]
+        return 0.5 * c.confidence + 0.2 * c.priority / 10
+
+    failure, section = rank("`make run` failed"), rank("Startup crash\n")
+    item = rank("Startup crash: pin numpy below 2")
+    assert failure > section > item
