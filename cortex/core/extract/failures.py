@@ -1,11 +1,8 @@
 """Layer 2, failures: a failing command and what fixed it (one gotcha), or a build still
 failing (its current state). Pure.
 
-A run's outcome is read where Claude Code reports it: a Bash call's own result, or, for a
-command sent to the background, what `BashOutput` later says of it (`<status>failed</status>`,
-its exit code and stderr); the launch itself ("Command running in background") has no outcome.
-A command line the shell refused (zsh's `no matches found`, `command not found`) failed, whatever
-the exit status of the pipe after it.
+A run's outcome is read where Claude Code reports it (`runs.command_runs`: a Bash call's own
+result, or what `BashOutput` later says of a command sent to the background).
 
 The fix is what the assistant said and did between the failure and the success: the sentence
 that says why ("the config needs an empty list for output_scanners"), or, without one, what it
@@ -28,8 +25,9 @@ from cortex.core.extract.commands import (
     render_command,
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
+from cortex.core.extract.runs import command_runs
 from cortex.core.extract.speech import is_guess, is_talk, without_acknowledgement
-from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
+from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.verdicts import is_test_run
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
@@ -61,17 +59,6 @@ _TIMED_OUT = re.compile(r"(?:Error: )?Command timed out", re.IGNORECASE)
 _WARNING = re.compile(r"^\W*warn(?:ing)?\b", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal colours in a command's output
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
-# A background launch and what BashOutput reports of it later.
-_LAUNCHED = re.compile(r"^Command running in background with ID: (\S+)")
-_STATUS = re.compile(r"<status>(\w+)</status>")
-_EXIT = re.compile(r"<exit_code>(-?\d+)</exit_code>")
-_STREAM = re.compile(r"<(stderr|stdout)>\n?(.*?)\n?</\1>", re.DOTALL)
-_FINAL = frozenset({"failed", "completed", "killed"})
-# The shell refused the line before anything ran.
-_SHELL_REFUSED = re.compile(
-    r"^(?:\(eval\)|zsh|bash|sh)(?::[\w ]+)*: (?:no matches found|command not found|parse error|bad pattern)",
-    re.MULTILINE,
-)
 # A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
 # blocked by hook:\n- [cmd]: ...".
 _HOOK = re.compile(r"\b\w+:\w+ hook error\b|\b\w+ operation blocked by (?:a )?hook\b", re.IGNORECASE)
@@ -133,34 +120,6 @@ def error_digest(output: str) -> str:
     named = [ln for ln in named if not _WARNING.match(ln)] or named
     chosen = (named or lines[:1])[:MAX_ERROR_LINES]
     return clip(" / ".join(chosen), MAX_ERROR_CHARS)
-
-
-def command_runs(messages: Sequence[Message]) -> list[tuple[ToolUse, Message]]:
-    """Every tool call with its outcome where it is known: a background command's outcome is
-    the call that reported it (at that message), and a line the shell refused failed."""
-    launched: dict[str, str] = {}
-    done: set[str] = set()
-    out: list[tuple[ToolUse, Message]] = []
-    for message in messages:
-        for use in message.tool_uses:
-            result = use.result
-            command = use.input.get("command") if use.name == "Bash" else None
-            if isinstance(command, str) and result is not None:
-                started = _LAUNCHED.match(result.content.strip())
-                if started:
-                    launched[started.group(1)] = command
-                    continue  # a launch has no outcome yet
-                if not result.is_error and _SHELL_REFUSED.search(result.content):
-                    use = ToolUse(use.id, use.name, use.input, _as_failed(result))
-            shell = use.input.get("bash_id") or use.input.get("shell_id")
-            if isinstance(shell, str) and shell in launched and shell not in done and result is not None:
-                reported = _background_outcome(use.id, launched[shell], result)
-                if reported is not None:
-                    done.add(shell)
-                    out.append((reported, message))
-                continue
-            out.append((use, message))
-    return out
 
 
 def extract_failures(messages: Sequence[Message]) -> Found:
@@ -306,24 +265,6 @@ def _answers(messages: Sequence[Message], start: int, count: int) -> Sequence[Me
             if seen == count:
                 return messages[start : end + 1]
     return messages[start:]
-
-
-def _as_failed(result: ToolResult) -> ToolResult:
-    return replace(result, is_error=True)
-
-
-def _background_outcome(tool_id: str, command: str, result: ToolResult) -> ToolUse | None:
-    """The background command's run as BashOutput reports it once it ended, else None."""
-    status = _STATUS.search(result.content)
-    if status is None or status.group(1) not in _FINAL:
-        return None
-    code = _EXIT.search(result.content)
-    exit_code = int(code.group(1)) if code else None
-    streams = {name: text.strip() for name, text in _STREAM.findall(result.content)}
-    output = "\n".join(s for s in (streams.get("stderr", ""), streams.get("stdout", "")) if s)
-    failed = status.group(1) == "failed" or bool(exit_code)
-    outcome = ToolResult(tool_id, output, is_error=failed, exit_code=exit_code)
-    return ToolUse(tool_id, "Bash", {"command": command}, outcome)
 
 
 def _command(use: ToolUse) -> str | None:

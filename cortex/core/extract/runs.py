@@ -1,0 +1,74 @@
+"""Tool calls with their outcomes, read where Claude Code reports them. Pure.
+
+A Bash call's outcome is its own result; a command sent to the background has its outcome where
+`BashOutput` later says of it (`<status>failed</status>`, its exit code and stderr), and the
+launch itself ("Command running in background") has none. A command line the shell refused
+(zsh's `no matches found`, `command not found`) failed, whatever the exit status of the pipe
+after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from cortex.core.extract.transcript import Message, ToolResult, ToolUse
+
+# A background launch and what BashOutput reports of it later.
+_LAUNCHED = re.compile(r"^Command running in background with ID: (\S+)")
+_STATUS = re.compile(r"<status>(\w+)</status>")
+_EXIT = re.compile(r"<exit_code>(-?\d+)</exit_code>")
+_STREAM = re.compile(r"<(stderr|stdout)>\n?(.*?)\n?</\1>", re.DOTALL)
+_FINAL = frozenset({"failed", "completed", "killed"})
+# The shell refused the line before anything ran.
+_SHELL_REFUSED = re.compile(
+    r"^(?:\(eval\)|zsh|bash|sh)(?::[\w ]+)*: (?:no matches found|command not found|parse error|bad pattern)",
+    re.MULTILINE,
+)
+
+
+def command_runs(messages: Sequence[Message]) -> list[tuple[ToolUse, Message]]:
+    """Every tool call with its outcome where it is known: a background command's outcome is
+    the call that reported it (at that message), and a line the shell refused failed."""
+    launched: dict[str, str] = {}
+    done: set[str] = set()
+    out: list[tuple[ToolUse, Message]] = []
+    for message in messages:
+        for use in message.tool_uses:
+            result = use.result
+            command = use.input.get("command") if use.name == "Bash" else None
+            if isinstance(command, str) and result is not None:
+                started = _LAUNCHED.match(result.content.strip())
+                if started:
+                    launched[started.group(1)] = command
+                    continue  # a launch has no outcome yet
+                if not result.is_error and _SHELL_REFUSED.search(result.content):
+                    use = ToolUse(use.id, use.name, use.input, _as_failed(result))
+            shell = use.input.get("bash_id") or use.input.get("shell_id")
+            if isinstance(shell, str) and shell in launched and shell not in done and result is not None:
+                reported = _background_outcome(use.id, launched[shell], result)
+                if reported is not None:
+                    done.add(shell)
+                    out.append((reported, message))
+                continue
+            out.append((use, message))
+    return out
+
+
+def _as_failed(result: ToolResult) -> ToolResult:
+    return replace(result, is_error=True)
+
+
+def _background_outcome(tool_id: str, command: str, result: ToolResult) -> ToolUse | None:
+    """The background command's run as BashOutput reports it once it ended, else None."""
+    status = _STATUS.search(result.content)
+    if status is None or status.group(1) not in _FINAL:
+        return None
+    code = _EXIT.search(result.content)
+    exit_code = int(code.group(1)) if code else None
+    streams = {name: text.strip() for name, text in _STREAM.findall(result.content)}
+    output = "\n".join(s for s in (streams.get("stderr", ""), streams.get("stdout", "")) if s)
+    failed = status.group(1) == "failed" or bool(exit_code)
+    outcome = ToolResult(tool_id, output, is_error=failed, exit_code=exit_code)
+    return ToolUse(tool_id, "Bash", {"command": command}, outcome)
