@@ -39,7 +39,7 @@ _EXIT_LINE = re.compile(r"^(?:Error: )?Exit code -?\d+\s*$")
 _PIPE_TAIL = re.compile(r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|tee|grep|less|cat)\b[^|]*)+$")
 # Setup before the command: `cd x &&`, and variables set as statements (`TRASH=/tmp/t &&`, not
 # the `DATABASE_URL=x cargo build` environment of the command itself).
-_CD_PREFIX = re.compile(
+_SETUP_PREFIX = re.compile(
     r"^\s*(?:(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)|\w+=(?:\"[^\"]*\"|'[^']*'|\S*))\s*(?:&&|;)\s*)+"
 )
 _CONTINUED = re.compile(r"\\\n\s*")
@@ -115,7 +115,7 @@ def render_command(command: str) -> str:
     `| tail` plumbing."""
     stripped = _CONTINUED.sub(" ", command.strip())  # a line continued with `\` is one line
     first = stripped.splitlines()[0] if stripped else ""
-    first = _PIPE_TAIL.sub("", _CD_PREFIX.sub("", first)).strip()
+    first = _PIPE_TAIL.sub("", _SETUP_PREFIX.sub("", first)).strip()
     return clip(first, MAX_COMMAND_CHARS)
 
 

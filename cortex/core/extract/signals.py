@@ -40,7 +40,7 @@ _RULE = re.compile(
 # A correction of something the assistant does again and again ("you keep saying it is working
 # but are not e2e testing"): a standing rule, and the user's sentence before it says what to do.
 _REPEATED = re.compile(
-    r"^(?:but |and |again,? )?you keep\b|\byou keep (?:saying|claiming|forgetting)\b", re.I
+    r"^(?:but |and |again,? )?you keep\b|\byou keep (?:saying|claiming|forgetting)\b", re.IGNORECASE
 )
 # A sentence of the user's that changes course for the project: "Switch to runtime query
 # checking in sqlx", "I want to migrate to using bun", "go back to npm".
@@ -142,6 +142,7 @@ def _rules(turn: Sequence[Message]) -> Found:
                 words = word_count(sentence)
                 if not (MIN_RULE_WORDS <= words <= MAX_RULE_WORDS) or _QUESTION.search(sentence):
                     continue
+                repeated = _REPEATED.search(sentence) is not None
                 if _SWITCH.match(sentence):
                     decided = sentence[:MAX_RULE_CHARS]
                     found.append(
@@ -150,13 +151,13 @@ def _rules(turn: Sequence[Message]) -> Found:
                             message,
                         )
                     )
-                elif _RULE.search(sentence) or _REPEATED.search(sentence):
+                elif _RULE.search(sentence) or repeated:
                     # A parenthesis right after the rule is its reason: "(hint: destroying
                     # traceability is not it)".
                     after = sentences[index + 1] if index + 1 < len(sentences) else ""
                     rule = f"{sentence} {after}" if after.startswith("(") else sentence
                     before = sentences[index - 1] if index > 0 else ""
-                    if _REPEATED.search(sentence) and before and not _QUESTION.search(before):
+                    if repeated and before and not _QUESTION.search(before):
                         rule = f"{before} {rule}"
                     rule = rule[:MAX_RULE_CHARS]
                     found.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import astuple, dataclass
@@ -224,14 +225,9 @@ def _specifics_first(order: list[int], memories: Sequence[Memory], ranks: Sequen
         return (m.pinned, m.type is MemoryType.DECISION, ranks[i], m.updated)
 
     out: list[int] = []
-    start = 0
-    while start < len(order):
-        end = start + 1
-        while end < len(order) and tie(order[end]) == tie(order[start]):
-            end += 1
-        run = order[start:end]
+    for _, tied in itertools.groupby(order, key=tie):
+        run = list(tied)
         if len(run) > 1:
             run.sort(key=lambda i: -specificity(memories[i].content))
         out.extend(run)
-        start = end
     return out
