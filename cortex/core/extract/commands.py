@@ -54,6 +54,9 @@ _CONVENTIONAL = re.compile(r"^(?P<kind>[a-z]+)(?:\([^)]*\))?!?:\s*(?P<rest>.+)$"
 _FIX_KINDS = frozenset({"fix", "hotfix", "bugfix"})
 _CHANGE_KINDS = frozenset({"feat", "refactor", "perf", "build", "chore"})
 _DOCS_KINDS = frozenset({"docs", "doc"})
+_FEATURE_KINDS = frozenset({"feat", "feature"})
+# A plain subject that adds to the code ("Add acquisitions UI", "Implement retry queue").
+_ADDS = re.compile(r"^(?:add(?:s|ed)?|implement(?:s|ed)?|introduce[sd]?)\b", re.IGNORECASE)
 # A subject that changes course: the decision a commit records.
 _COURSE = re.compile(
     r"\b(?:switch(?:es|ed)?|migrat(?:e|es|ed)|replac(?:e|es|ed)|mov(?:e|es|ed) (?:from|to)|adopt(?:s|ed)?|"
@@ -64,7 +67,8 @@ _COURSE = re.compile(
 
 def commit_kind(subject: str) -> str:
     """What a commit subject records: `fix` (a problem and its fix), `decision` (a change of
-    course: "feat: switch launcher from Hermes to jcode") or `progress` (anything else)."""
+    course: "feat: switch launcher from Hermes to jcode"), `feature` (what the code now has:
+    "feat: add thumbnail generation", "Add acquisitions UI") or `progress` (anything else)."""
     m = _CONVENTIONAL.match(subject.strip())
     kind = m.group("kind").lower() if m else ""
     if kind in _FIX_KINDS:
@@ -72,6 +76,8 @@ def commit_kind(subject: str) -> str:
     rest = m.group("rest") if m else subject
     if (kind in _CHANGE_KINDS or not m) and _COURSE.search(rest):
         return "decision"
+    if kind in _FEATURE_KINDS or (not m and _ADDS.match(subject.strip())):
+        return "feature"
     return "progress"
 
 

@@ -118,15 +118,19 @@ def test_commits_use_git_output_then_the_message() -> None:
     assert found[1].files == ("cortex/a.py", "cortex/b.py")
 
 
-def test_a_fix_commit_is_a_gotcha_and_a_change_of_course_a_decision() -> None:
+def test_a_commit_is_typed_by_what_it_records() -> None:
     # Real subjects (shortened): a fix records a problem and its cure, "switch from X to Y" a
-    # decision; the rest is progress.
+    # decision, a feature what the code now has; documentation and the rest are progress.
     subjects = {
         "fix(tui): macOS image paste on non-English locales": MemoryType.GOTCHA,
         "feat: switch launcher from Hermes to jcode": MemoryType.DECISION,
         "feat: Migrate from npm to Bun": MemoryType.DECISION,
-        "feat: Add GitHub Actions workflows for CI, sync, and backup": MemoryType.PROGRESS,
+        "feat: Add GitHub Actions workflows for CI, sync, and backup": MemoryType.ARCHITECTURE,
+        "Feature: Developer workflow documentation and automation #271": MemoryType.ARCHITECTURE,
+        "Add acquisitions UI, POLOE app switcher, and bug fixes": MemoryType.ARCHITECTURE,
         "docs(memory): adopt jcode for local gemma4 lane": MemoryType.PROGRESS,
+        "i18n: translate user-facing strings to English": MemoryType.PROGRESS,
+        "Address review comments": MemoryType.PROGRESS,
     }
     for i, (subject, kind) in enumerate(subjects.items()):
         commit = bash(
