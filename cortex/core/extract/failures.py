@@ -133,7 +133,9 @@ def extract_failures(messages: Sequence[Message]) -> Found:
     same = _SameFix()
     for index, (use, message) in enumerate(calls):
         command = _command(use)
-        if command is None or not use.failed or use.result is None or use.result.rejected:
+        result = use.result
+        # Refused or stopped by the user: nothing says whether the command works.
+        if command is None or not use.failed or result is None or result.rejected or result.interrupted:
             continue
         shown = render_command(command)
         error = error_digest(use.result.content)

@@ -99,13 +99,18 @@ def test_refusals_of_every_wording_are_rejected_and_never_failures(
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_an_interrupted_call_is_marked_interrupted(version: str) -> None:
+def test_an_interrupted_call_is_marked_interrupted_and_never_a_failure(version: str) -> None:
+    # The user stopping a long-running `npx convex dev` (a real 2.0.22 record shape) says
+    # nothing of whether it works: no "Command failing" note.
     records = [
+        prompt_record("start the backend", version=version),
         bash_use_record("t1", "npm run build", version=version),
         refused_result_record("t1", INTERRUPTED_FOR_TOOL, f"Error: {INTERRUPTED_FOR_TOOL}", version=version),
     ]
-    (use,) = [u for m in parse_chunk(jsonl(records), 0).messages for u in m.tool_uses]
+    chunk = parse_chunk(jsonl(records), 0)
+    (use,) = [u for m in chunk.messages for u in m.tool_uses]
     assert use.result is not None and use.result.interrupted and not use.result.rejected
+    assert extract_structural(chunk.messages, project_root=ROOT) == []
 
 
 def test_output_that_quotes_a_refusal_is_not_a_refusal() -> None:
