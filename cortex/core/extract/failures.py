@@ -57,6 +57,9 @@ _ERROR_WORDS = re.compile(
 _NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
 _TIMED_OUT = re.compile(r"(?:Error: )?Command timed out", re.IGNORECASE)
 _WARNING = re.compile(r"^\W*warn(?:ing)?\b", re.IGNORECASE)
+# A compiler's notes and hints on a diagnostic (rustc's `= note: ...`, gcc's `note: ...`): they
+# annotate an error or a warning and name neither.
+_ANNOTATION = re.compile(r"^=?\s*(?:note|help)\b\s*:", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal colours in a command's output
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
 # A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
@@ -117,7 +120,7 @@ def error_digest(output: str) -> str:
     lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
     named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
     # A compiler's warnings come before its errors: the errors name the failure.
-    named = [ln for ln in named if not _WARNING.match(ln)] or named
+    named = [ln for ln in named if not _WARNING.match(ln) and not _ANNOTATION.match(ln)] or named
     chosen = (named or lines[:1])[:MAX_ERROR_LINES]
     return clip(" / ".join(chosen), MAX_ERROR_CHARS)
 

@@ -392,6 +392,16 @@ def test_a_failures_error_digest_keeps_the_lines_that_name_the_error() -> None:
     # Real cargo shape: unused-import warnings before the error that failed the build.
     cargo = "warning: unused imports: `Body`\nerror: expected `;`, found `Ok`\nwarning: unused import: `Path`"
     assert error_digest(cargo) == "error: expected `;`, found `Ok`"
+    # rustc's notes on a warning name no error: the lines after them do.
+    noted = (
+        "error: expected `;`, found `Ok`\nwarning: unused import: `Path`\n"
+        "  = note: `#[warn(unused_imports)]` on by default\nhelp: remove the unused import\n"
+        "error: could not compile `medianator` (lib) due to 1 previous error"
+    )
+    assert error_digest(noted) == (
+        "error: expected `;`, found `Ok` / "
+        "error: could not compile `medianator` (lib) due to 1 previous error"
+    )
     assert error_digest("Exit code 2\nsomething odd happened") == "something odd happened"
     assert len(error_digest("error: " + "x" * 1000)) <= 300
 
