@@ -141,7 +141,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
         if command is None or not use.failed or result is None or result.rejected or result.interrupted:
             continue
         shown = render_command(command)
-        error = error_digest(use.result.content)
+        error = error_digest(result.content)
         if (shown, error) in reported:
             continue
         fixed = _later_success(calls[index + 1 :], shown)
@@ -165,7 +165,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             ran = _fix_commands(calls[index + 1 :], wider[-1], shown) if wider else []
             # Without a why, what the assistant set out to change, when a command then changed it
             # (a run that timed out has no outcome: nothing was there to change).
-            timed_out = _TIMED_OUT.match(use.result.content.strip()) is not None
+            timed_out = _TIMED_OUT.match(result.content.strip()) is not None
             why = _explanation(window) or (_change(window) if ran and not timed_out else "")
             if why:
                 reported.add((shown, error))
