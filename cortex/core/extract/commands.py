@@ -163,7 +163,7 @@ def parse_git_add_paths(command: str) -> list[str]:
     """Explicit paths given to `git add` in a command line (not `-A` or `.`)."""
     paths: list[str] = []
     for part in re.split(r"&&|;|\|\|", command):
-        words = _shell_words(part)
+        words = shell_words(part)
         if len(words) > 2 and words[0] == "git" and words[1] == "add":
             paths.extend(w for w in words[2:] if not w.startswith("-") and w not in (".", "*"))
     return paths
@@ -187,7 +187,7 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _shell_words(part: str) -> list[str]:
+def shell_words(part: str) -> list[str]:
     """Words of a simple command line, quotes removed; [] when a quote is left open."""
     words = []
     for m in _SHELL_WORD.finditer(part):

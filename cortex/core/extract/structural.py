@@ -19,6 +19,7 @@ from cortex.core.extract.commands import (
 )
 from cortex.core.extract.failures import command_family, extract_failures
 from cortex.core.extract.failures import error_digest as error_digest  # where callers look for it
+from cortex.core.extract.merges import merge_note
 from cortex.core.extract.signals import commit_body
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome, parse_test_outcome
@@ -80,6 +81,7 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
         found.extend(_tests(turn))
         found.extend(_checks(turn))
         found.extend(_commits(turn, project_root))
+        found.extend(_merges(turn))
     found.extend(extract_failures(messages))
     return found
 
@@ -205,6 +207,16 @@ def _commits(turn: _Turn, project_root: str | None) -> Found:
         files = tuple(p for p in added if p)
         found.append((_candidate(content, kind, files, 0.6, priority, _docs_state(subject, files)), message))
     return found
+
+
+def _merges(turn: _Turn) -> Found:
+    """How the turn merged a pull request and cleaned up after it: the repository's way of
+    landing work, a convention for the next session."""
+    calls = _calls(turn.messages)
+    note = merge_note([use for use, _ in calls])
+    if note is None:
+        return []
+    return [(_candidate(note, MemoryType.PATTERN, (), 0.55, 4), calls[-1][1])]
 
 
 def _docs_state(subject: str, files: tuple[str, ...]) -> tuple[str, ...]:

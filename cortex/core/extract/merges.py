@@ -1,0 +1,123 @@
+"""Layer 2, structural: a pull request merged in the session, and the branch cleanup after it. Pure.
+
+How a repository lands its pull requests (squash or merge commit or rebase, the title it gives
+the merge, whether the branch is deleted locally and on the remote) is a convention the next
+session should follow. The session shows it when it merges one itself: `gh pr merge 12 --squash
+--delete-branch`, or a GitHub MCP server's `merge_pull_request` call with its `merge_method`,
+then `git branch -d feature/x` and `git push origin --delete feature/x`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from cortex.core.extract.commands import clip, shell_words
+from cortex.core.extract.transcript import ToolUse
+
+MAX_TITLE_CHARS = 120
+_STEPS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_GH_METHODS = {"--squash": "squash", "-s": "squash", "--merge": "merge", "-m": "merge"}
+_GH_METHODS |= {"--rebase": "rebase", "-r": "rebase"}
+# Options of `gh pr merge` that take a value (the value is not the pull request's number).
+_GH_TAKES_VALUE = frozenset({"--subject", "-t", "--body", "-b", "--body-file", "-F", "--repo", "-R"})
+_GH_TAKES_VALUE |= {"--match-head-commit", "--author-email", "-A"}
+
+
+@dataclass(frozen=True, slots=True)
+class Merge:
+    number: str  # "" when the call names none (the current branch's pull request)
+    method: str  # squash, merge, rebase; "" when the call leaves it to the repository
+    title: str
+    deletes_branch: bool  # the merge call itself deletes the branch (`--delete-branch`)
+
+
+def merge_note(calls: Sequence[ToolUse]) -> str | None:
+    """What one turn's calls say of how a pull request was merged, or None when none was."""
+    merges = [m for use in calls if (m := _merge(use)) is not None]
+    if not merges:
+        return None
+    merge = merges[-1]
+    what = f"PR #{merge.number}" if merge.number else "The pull request"
+    how = f" by {merge.method}" if merge.method else ""
+    titled = f' as "{merge.title}"' if merge.title else ""
+    local, remote = _deleted_branches(calls)
+    cleanup = []
+    if local:
+        cleanup.append(f"locally (`git branch -d {local[-1]}`)")
+    if remote:
+        cleanup.append(f"on the remote (`git push origin --delete {remote[-1]}`)")
+    if cleanup:
+        after = f"; then its branch was deleted {' and '.join(cleanup)}"
+    elif merge.deletes_branch:
+        after = "; the merge deleted its branch (`--delete-branch`)"
+    else:
+        after = ""
+    return f"{what} was merged{how}{titled}{after}."
+
+
+def _merge(use: ToolUse) -> Merge | None:
+    if use.failed is not False or use.result is None:
+        return None
+    if use.name.endswith("merge_pull_request"):  # a GitHub MCP server's tool (`mcp__github__...`)
+        return _mcp_merge(use.input, use.result.content)
+    command = use.input.get("command") if use.name == "Bash" else None
+    if not isinstance(command, str):
+        return None
+    for step in _STEPS.split(command):
+        words = shell_words(step)
+        if words[:3] == ["gh", "pr", "merge"]:
+            return _gh_merge(words[3:])
+    return None
+
+
+def _mcp_merge(given: Mapping[str, object], output: str) -> Merge | None:
+    if '"merged":false' in output.replace(" ", ""):
+        return None
+    number = given.get("pullNumber", given.get("pull_number", given.get("number", "")))
+    method = given.get("merge_method", given.get("mergeMethod", ""))
+    title = given.get("commit_title", given.get("commitTitle", ""))
+    return Merge(
+        str(number) if isinstance(number, int | str) else "",
+        method.lower() if isinstance(method, str) else "",
+        clip(title, MAX_TITLE_CHARS) if isinstance(title, str) else "",
+        False,
+    )
+
+
+def _gh_merge(args: list[str]) -> Merge:
+    number, method, title, deletes = "", "", "", False
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word in _GH_METHODS:
+            method = _GH_METHODS[word]
+        elif word in ("--delete-branch", "-d"):
+            deletes = True
+        elif word in ("--subject", "-t") and i + 1 < len(args):
+            title = clip(args[i + 1], MAX_TITLE_CHARS)
+        elif not word.startswith("-") and not number:
+            number = word.lstrip("#")
+        if word in _GH_TAKES_VALUE:
+            i += 1
+        i += 1
+    return Merge(number if number.isdigit() else "", method, title, deletes)
+
+
+def _deleted_branches(calls: Sequence[ToolUse]) -> tuple[list[str], list[str]]:
+    """Branches deleted by successful `git branch -d/-D` and `git push REMOTE --delete` calls."""
+    local: list[str] = []
+    remote: list[str] = []
+    for use in calls:
+        command = use.input.get("command") if use.name == "Bash" else None
+        if not isinstance(command, str) or use.failed is not False:
+            continue
+        for step in _STEPS.split(command):
+            words = shell_words(step)
+            if words[:2] == ["git", "branch"] and any(w in ("-d", "-D", "--delete") for w in words[2:]):
+                local.extend(w for w in words[2:] if not w.startswith("-"))
+            elif words[:2] == ["git", "push"] and any(w in ("-d", "--delete") for w in words[2:]):
+                named = [w for w in words[2:] if not w.startswith("-")]
+                remote.extend(named[1:])  # after the remote's name
+    return local, remote
