@@ -25,6 +25,24 @@ _GH_TAKES_VALUE = frozenset({"--subject", "-t", "--body", "-b", "--body-file", "
 _GH_TAKES_VALUE |= {"--match-head-commit", "--author-email", "-A"}
 
 
+# What a merge tool's call says of the merge (camelCase and snake_case servers): extraction keeps
+# these of a call's input, with the command of a Bash call.
+_NUMBER_FIELDS = ("pullNumber", "pull_number")
+_METHOD_FIELDS = ("merge_method", "mergeMethod")
+_TITLE_FIELDS = ("commit_title", "commitTitle")
+
+
+def kept_merge_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
+    """The fields of a merge tool's input this layer reads (nothing of any other call)."""
+    if not any(field in tool_input for field in _METHOD_FIELDS + _NUMBER_FIELDS):
+        return {}
+    return {
+        field: value
+        for field in _NUMBER_FIELDS + _METHOD_FIELDS + _TITLE_FIELDS
+        if isinstance(value := tool_input.get(field), str | int) and not isinstance(value, bool)
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Merge:
     number: str  # "" when the call names none (the current branch's pull request)
@@ -75,9 +93,9 @@ def _merge(use: ToolUse) -> Merge | None:
 def _mcp_merge(given: Mapping[str, object], output: str) -> Merge | None:
     if '"merged":false' in output.replace(" ", ""):
         return None
-    number = given.get("pullNumber", given.get("pull_number", given.get("number", "")))
-    method = given.get("merge_method", given.get("mergeMethod", ""))
-    title = given.get("commit_title", given.get("commitTitle", ""))
+    number = next((given[f] for f in _NUMBER_FIELDS if f in given), "")
+    method = next((given[f] for f in _METHOD_FIELDS if f in given), "")
+    title = next((given[f] for f in _TITLE_FIELDS if f in given), "")
     return Merge(
         str(number) if isinstance(number, int | str) else "",
         method.lower() if isinstance(method, str) else "",

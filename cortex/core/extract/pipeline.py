@@ -10,6 +10,7 @@ from cortex.core.extract.claims import without_unbacked_claims
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fields
 from cortex.core.extract.markers import extract_lexical
+from cortex.core.extract.merges import kept_merge_fields
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.signals import extract_signals
 from cortex.core.extract.speech import rejects_answer
@@ -246,6 +247,7 @@ def _kept_input(tool_input: Mapping[str, object]) -> dict[str, object]:
         k: tool_input[k] for k in KEPT_INPUT_FIELDS if isinstance(tool_input.get(k), str)
     }
     kept.update(kept_edit_fields(tool_input))  # a manifest edit's sides: the manifest layer reads them
+    kept.update(kept_merge_fields(tool_input))  # a merge tool's method, number and title
     todos = tool_input.get("todos")
     if isinstance(todos, list):
         kept["todos"] = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cortex.core.extract.merges import merge_note
+from cortex.core.extract.pipeline import extract_candidates
 from cortex.core.extract.structural import extract_structural
 from cortex.core.extract.transcript import ToolResult, ToolUse
 from cortex.core.model import MemoryType
@@ -37,7 +38,11 @@ def test_a_squash_merge_and_the_branch_cleanup_after_it_are_one_convention() -> 
         ),
         assistant(uses=(bash(f"git push origin --delete {BRANCH}", f" - [deleted] {BRANCH}", tid="4"),)),
     ]
-    notes = [c for c, _ in extract_structural(messages, project_root="/p") if c.type is MemoryType.PATTERN]
+    # Through the whole extraction: the merge tool's method, number and title survive the
+    # trimming of tool inputs before the layers read them.
+    notes = [
+        c for c in extract_candidates(messages, project_root="/p", git=None) if c.type is MemoryType.PATTERN
+    ]
     assert [n.content for n in notes] == [
         'PR #387 was merged by squash as "Feature: Developer workflow documentation and automation (#387)"; '
         f"then its branch was deleted locally (`git branch -d {BRANCH}`) and on the remote "
