@@ -32,6 +32,7 @@ from cortex.core.briefing.compose import (
     PART_BUCKETS,
     BriefingPart,
     StoreFacts,
+    is_second_hand,
 )
 from cortex.core.briefing.quarantine import is_withheld
 from cortex.core.briefing.text import MAX_ENTRY_CHARS, MAX_STALE_LISTED
@@ -247,8 +248,9 @@ class _Reader:
                 width *= 1.5
 
     def _withheld(self, m: Memory) -> bool:
+        """Skipped by `plan_candidates` without counting: instruction-like, or second-hand."""
         if m.id not in self.withheld:
-            self.withheld[m.id] = is_withheld(m)
+            self.withheld[m.id] = is_second_hand(m) or is_withheld(m)
         return self.withheld[m.id]
 
 

@@ -23,6 +23,7 @@ from cortex.briefing.deliver import render_current
 from cortex.briefing.gather import read_pool
 from cortex.config import Settings
 from cortex.core.extract.structural import EDITS_TAG
+from cortex.core.extract.summary import SUBAGENT_TAG
 from cortex.core.model import Memory, MemoryType, Scope, Source, Status
 from cortex.core.recall.ranking import BriefingWeights
 from cortex.core.text import content_hash
@@ -37,12 +38,14 @@ def git(root: Path, *args: str) -> None:
 
 
 def extra_memories(n: int) -> Iterator[tuple[Scope, Memory]]:
-    """Notes the generator does not make: edit lists, pinned ones, tagged with the branch, global."""
+    """Notes the generator does not make: edit lists, pinned ones, tagged with the branch, global,
+    subagents' reports."""
     for i in range(n):
         kind = (MemoryType.PROGRESS, MemoryType.CONTEXT, MemoryType.DECISION, MemoryType.GOTCHA)[i % 4]
         branch = (None, "main", BRANCH, "fix/timeouts")[i % 4]
         tags: tuple[str, ...] = (EDITS_TAG,) if i % 3 == 0 else ()
         tags += (BRANCH,) if i % 5 == 0 else ()
+        tags += (SUBAGENT_TAG,) if i % 10 == 5 or i == 30 else ()  # high ranks; i=30 is pinned
         text = f"Edited src/module_{i}.py and tests/test_module_{i}.py while fixing case {i}."
         created = NOW - timedelta(hours=i)
         yield (
@@ -104,6 +107,10 @@ def test_indexed_render_equals_the_full_ranking(project: tuple[Path, Path], bran
     assert fast.parts == full.parts
     assert (fast.branch, fast.head, fast.memories) == (full.branch, full.head, full.memories)
     assert fast.stale <= full.stale
+    # Subagents' reports rank high here but are never briefed unless pinned.
+    shown = {i for b in full.parts.values() for i in b.shown}
+    second_hand = {m.id for _, m in extra_memories(60) if SUBAGENT_TAG in m.tags and not m.pinned}
+    assert not shown & second_hand
     assert full.parts[next(iter(full.parts))].text  # something was rendered
     assert any("Stale:" in b.text for b in full.parts.values())  # files gone at HEAD are flagged
 

@@ -28,13 +28,15 @@ from cortex.core.extract.speech import (
     without_acknowledgement,
     without_offers,
 )
-from cortex.core.extract.transcript import Message, Role
+from cortex.core.extract.transcript import Message
+from cortex.core.extract.turn_texts import delegated_reports, final_text
 from cortex.core.extract.turns import split_turns
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import STATE_TAG
 
 REPORT_TAG = "turn-report"
 FINDING_TAG = "turn-finding"
+SUBAGENT_TAG = "subagent"  # second-hand: recall finds it, the briefing leaves it out
 MIN_SECTION_WORDS = 12
 MAX_SECTION_CHARS = 700
 MAX_CODE_LINES = 4  # a fenced block longer than this is output or a listing, not a finding
@@ -74,9 +76,6 @@ _NARRATION = re.compile(
 )
 # A report's first line answering a yes/no question: "No - ...", "**Yes**, ...", "No."
 _ANSWER = re.compile(r"^(?:yes|no)\s*(?:[-\u2013\u2014,.!:;]|$)", re.IGNORECASE)
-_ERROR_BANNER = re.compile(r"^(?:API Error|Request timed out|Claude AI usage limit)", re.IGNORECASE)
-_DELEGATION_TOOLS = frozenset({"Task", "Agent"})  # a subagent's call: 1.x and 2.x names
-_LAUNCHED = re.compile(r"^Async agent launched", re.IGNORECASE)
 
 # What a section's heading (or first line) says it is; the first pattern that matches wins.
 _SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
@@ -149,7 +148,15 @@ def extract_reports(messages: Sequence[Message]) -> Found:
         # own report relays what matters), so its notes rank below the turn's own.
         for text, message in delegated_reports(turn):
             found.extend(
-                (replace(c, confidence=SUBAGENT_CONFIDENCE, priority=SUBAGENT_PRIORITY), m)
+                (
+                    replace(
+                        c,
+                        confidence=SUBAGENT_CONFIDENCE,
+                        priority=SUBAGENT_PRIORITY,
+                        tags=(*c.tags, SUBAGENT_TAG),
+                    ),
+                    m,
+                )
                 for c, m in _report_candidates(text, message, untyped=False)
             )
         final = final_text(turn)
@@ -176,44 +183,6 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
         found.append((turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, (FINDING_TAG,)), message))
     return found
-
-
-def delegated_reports(turn: Sequence[Message]) -> list[tuple[str, Message]]:
-    """What the turn's subagents reported: a finished `Task` (1.x) or `Agent` (2.x) call's
-    result is its subagent's closing report. A background launch ("Async agent launched"), a
-    refused, failed or interrupted call and an API error banner report nothing. A background
-    subagent's report arrives later as a notice (2.1.x) that starts a turn of its own: the main
-    thread's answer to it is that turn's report and says what it made of the findings; the raw
-    report is not read (an evaluation's recommendation the user then overruled took the
-    briefing's decision places)."""
-    out = []
-    for message in turn:
-        if message.role is not Role.ASSISTANT or message.is_sidechain:
-            continue
-        for use in message.tool_uses:
-            result = use.result
-            if use.name not in _DELEGATION_TOOLS or result is None:
-                continue
-            if result.is_error or result.rejected or result.interrupted:
-                continue
-            text = result.content.strip()
-            if text and not _ERROR_BANNER.match(text) and not _LAUNCHED.match(text):
-                out.append((text, message))
-    return out
-
-
-def final_text(turn: Sequence[Message]) -> tuple[str, Message] | None:
-    """The turn's closing prose: the longer of its last two assistant text blocks (a turn often
-    ends with a short sign-off after the real report); None for an API error banner."""
-    texts = [
-        (t, m) for m in turn if m.role is Role.ASSISTANT and not m.is_sidechain for t in m.texts if t.strip()
-    ]
-    if not texts:
-        return None
-    text, message = max(texts[-2:], key=lambda tm: len(tm[0]))
-    if _ERROR_BANNER.match(text.strip()):
-        return None
-    return text, message
 
 
 def clean_report(text: str) -> list[str]:

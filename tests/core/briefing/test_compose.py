@@ -573,3 +573,16 @@ def test_replacing_branch_does_not_change_stable_digestible_text() -> None:
         [replace(m, tags=("feat/y",)) for m in items], now=NOW, branch="feat/y", part="stable"
     )
     assert a.text == b.text and "p1" not in a.shown
+
+
+def test_a_subagents_report_is_recallable_but_not_briefed_unless_pinned() -> None:
+    from cortex.core.extract.summary import SUBAGENT_TAG
+
+    own = mem("own", "Root cause: the date parser used UTC for relative ranges.", T.GOTCHA, confidence=0.6)
+    second = mem("sub", "Location: scripts/setup.sh creates .env.example", T.GOTCHA, tags=(SUBAGENT_TAG,))
+    pinned = mem("pin", "Decision: squash-merge every PR", T.DECISION, tags=(SUBAGENT_TAG,), pinned=True)
+    b = render_briefing([own, second, pinned], now=NOW, branch="main", part="full")
+    # It ranks above the turn's own note, and there is room: still left out, and counted.
+    assert b.shown == ("pin", "own")
+    assert (b.dropped, b.withheld) == (1, ())
+    assert "1 more memory not shown; use /recall" in b.text

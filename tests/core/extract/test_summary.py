@@ -7,6 +7,7 @@ from cortex.core.extract.summary import (
     REPORT_CONFIDENCE,
     REPORT_PRIORITY,
     REPORT_TAG,
+    SUBAGENT_TAG,
     clean_report,
     extract_reports,
     labelled_items,
@@ -292,8 +293,10 @@ def test_a_subagents_report_is_read_like_the_turns_own_report() -> None:
     assert any(STATE_TAG in c.tags and "resolveDateRange" in c.content for c in found)
     # Its untyped sections (how the work looks) are not kept: the turn's own report has them.
     assert not [c for c in found if c.type is MemoryType.CONTEXT]
-    # Second-hand: its notes rank below the turn's own report and labelled lines.
+    # Second-hand: its notes rank below the turn's own report and labelled lines, and say so
+    # (the briefing leaves them to recall).
     assert all((c.confidence, c.priority) < (REPORT_CONFIDENCE, REPORT_PRIORITY) for c in found)
+    assert all(SUBAGENT_TAG in c.tags for c in found)
 
 
 def test_a_background_launch_or_a_usage_limit_is_no_report() -> None:
