@@ -17,6 +17,7 @@ from cortex.core.extract.commands import clip, shell_words
 from cortex.core.extract.transcript import ToolUse
 
 MAX_TITLE_CHARS = 120
+MAX_DELETIONS = 3
 _STEPS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _GH_METHODS = {"--squash": "squash", "-s": "squash", "--merge": "merge", "-m": "merge"}
 _GH_METHODS |= {"--rebase": "rebase", "-r": "rebase"}
@@ -60,14 +61,9 @@ def merge_note(calls: Sequence[ToolUse]) -> str | None:
     what = f"PR #{merge.number}" if merge.number else "The pull request"
     how = f" by {merge.method}" if merge.method else ""
     titled = f' as "{merge.title}"' if merge.title else ""
-    local, remote = _deleted_branches(calls)
-    cleanup = []
-    if local:
-        cleanup.append(f"locally (`git branch -d {local[-1]}`)")
-    if remote:
-        cleanup.append(f"on the remote (`git push origin --delete {remote[-1]}`)")
-    if cleanup:
-        after = f"; then its branch was deleted {' and '.join(cleanup)}"
+    deletions = _branch_deletions(calls)
+    if deletions:
+        after = "; after it: " + ", ".join(f"`{d}`" for d in deletions[-MAX_DELETIONS:])
     elif merge.deletes_branch:
         after = "; the merge deleted its branch (`--delete-branch`)"
     else:
@@ -123,19 +119,17 @@ def _gh_merge(args: list[str]) -> Merge:
     return Merge(number if number.isdigit() else "", method, title, deletes)
 
 
-def _deleted_branches(calls: Sequence[ToolUse]) -> tuple[list[str], list[str]]:
-    """Branches deleted by successful `git branch -d/-D` and `git push REMOTE --delete` calls."""
-    local: list[str] = []
-    remote: list[str] = []
+def _branch_deletions(calls: Sequence[ToolUse]) -> list[str]:
+    """The successful `git branch -d/-D` and `git push REMOTE --delete` steps, as run."""
+    out: list[str] = []
     for use in calls:
         command = use.input.get("command") if use.name == "Bash" else None
         if not isinstance(command, str) or use.failed is not False:
             continue
         for step in _STEPS.split(command):
             words = shell_words(step)
-            if words[:2] == ["git", "branch"] and any(w in ("-d", "-D", "--delete") for w in words[2:]):
-                local.extend(w for w in words[2:] if not w.startswith("-"))
-            elif words[:2] == ["git", "push"] and any(w in ("-d", "--delete") for w in words[2:]):
-                named = [w for w in words[2:] if not w.startswith("-")]
-                remote.extend(named[1:])  # after the remote's name
-    return local, remote
+            local = words[:2] == ["git", "branch"] and any(w in ("-d", "-D", "--delete") for w in words[2:])
+            remote = words[:2] == ["git", "push"] and any(w in ("-d", "--delete") for w in words[2:])
+            if (local or remote) and " ".join(words) not in out:
+                out.append(" ".join(words))
+    return out

@@ -45,8 +45,7 @@ def test_a_squash_merge_and_the_branch_cleanup_after_it_are_one_convention() -> 
     ]
     assert [n.content for n in notes] == [
         'PR #387 was merged by squash as "Feature: Developer workflow documentation and automation (#387)"; '
-        f"then its branch was deleted locally (`git branch -d {BRANCH}`) and on the remote "
-        f"(`git push origin --delete {BRANCH}`)."
+        f"after it: `git branch -d {BRANCH}`, `git push origin --delete {BRANCH}`."
     ]
 
 
@@ -62,6 +61,12 @@ def test_gh_pr_merge_says_its_method_and_whether_it_deletes_the_branch() -> None
     plain = bash("cd web && gh pr merge --merge", "✓ Merged", tid="2")
     assert merge_note([plain]) == "The pull request was merged by merge."
     # `gh pr merge -s -d 7`: short options, the number last.
+    # The cleanup is quoted as it ran: a forced local delete, another remote.
+    cleanup = bash("git branch -D feat/x && git push upstream --delete feat/x", "", tid="4")
+    assert merge_note([plain, cleanup]) == (
+        "The pull request was merged by merge; after it: `git branch -D feat/x`, "
+        "`git push upstream --delete feat/x`."
+    )
     short = bash("gh pr merge -s -d 7", "✓ Merged", tid="3")
     assert (
         merge_note([short]) == "PR #7 was merged by squash; the merge deleted its branch (`--delete-branch`)."
