@@ -54,7 +54,7 @@ def test_demo_keyword_only(tmp_path: Path, cortex_home: Path) -> None:
     assert "3 Stop hooks + SessionEnd" in out
     assert "in-process token bucket instead of Redis" in out  # a decision, in the rules file
     assert "time.monotonic()" in out  # the gotcha from the failing-then-passing test run
-    assert "Committed 3f2a9c1" in out  # the commit, as progress
+    assert "Committed 3f2a9c1" in out  # the feature commit, an architecture note
     assert "[REDACTED:anthropic]" in out  # what is left of the pasted key
     assert "cortex:briefing part=moment" in out and "<!-- cortex:begin -->" in out
     assert "## cortex recall:" in out
