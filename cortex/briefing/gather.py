@@ -85,7 +85,7 @@ class _Reader:
         self.weights = weights
         self.total = weights.confidence + weights.priority + weights.centrality + weights.access
         self.scale = scale / self.total
-        self.withheld: dict[str, bool] = {}
+        self.skipped: dict[str, bool] = {}
         self.store_of: dict[str, int] = {}
         self.taken: dict[str, Memory] = {}
         self.known: dict[str, Memory] = {}  # every memory read, by id: read once per render
@@ -201,7 +201,7 @@ class _Reader:
                 ((key(m), m) for m in found.values() if self.eligible(m, part, branch)), key=lambda km: km[0]
             )
             bounds = {g: (v if types_in(types, g) else -math.inf) for g, v in low.items()}
-            taken, settled, target = _settle(ranked, bounds, budget, self._withheld)
+            taken, settled, target = _settle(ranked, bounds, budget, self._skipped)
             if settled:  # what `plan_candidates` visits in this bucket: all the render needs of it
                 self.taken.update((m.id, m) for m in taken)
                 return
@@ -209,7 +209,7 @@ class _Reader:
             # A band never reads many more rows than the bucket can still take (by count, and by
             # the least cost of entries like those taken so far): where ranks crowd, it stops
             # at the rank of the last of them.
-            limit = _rows_left(taken, budget, self._withheld, need) + BAND_SLACK_ROWS
+            limit = _rows_left(taken, budget, self._skipped, need) + BAND_SLACK_ROWS
             used = width
             for group, goal in target.items():
                 if not types_in(types, group) or low[group] == -math.inf:
@@ -247,11 +247,11 @@ class _Reader:
             else:
                 width *= 1.5
 
-    def _withheld(self, m: Memory) -> bool:
-        """Skipped by `plan_candidates` without counting: instruction-like, or second-hand."""
-        if m.id not in self.withheld:
-            self.withheld[m.id] = is_second_hand(m) or is_withheld(m)
-        return self.withheld[m.id]
+    def _skipped(self, m: Memory) -> bool:
+        """Passed over by `plan_candidates` without counting: second-hand or instruction-like."""
+        if m.id not in self.skipped:
+            self.skipped[m.id] = is_second_hand(m) or is_withheld(m)
+        return self.skipped[m.id]
 
 
 def _entry_floor(m: Memory) -> int:
@@ -259,10 +259,10 @@ def _entry_floor(m: Memory) -> int:
     return min(len(m.content), MAX_ENTRY_CHARS) // 4 + MIN_ENTRY_TOKENS
 
 
-def _rows_left(taken: list[Memory], budget: int, withheld: Callable[[Memory], bool], need: int) -> int:
+def _rows_left(taken: list[Memory], budget: int, skipped: Callable[[Memory], bool], need: int) -> int:
     """About how many more rows a bucket that took `taken` can take before `plan_candidates`
     stops it (more than twice the budget spent, or the count reached)."""
-    kept = [m for m in taken if not withheld(m)]
+    kept = [m for m in taken if not skipped(m)]
     if not kept:
         return need
     spent = sum(_entry_floor(m) for m in kept)
@@ -279,7 +279,7 @@ def _settle(
     ranked: list[tuple[Key, Memory]],
     bounds: dict[bool, float],
     budget: int,
-    withheld: Callable[[Memory], bool],
+    skipped: Callable[[Memory], bool],
 ) -> tuple[list[Memory], bool, dict[bool, float]]:
     """(the rows `plan_candidates` visits in this bucket, whether no unread row can change that,
     and otherwise the rank down to which each group must be read; inf: one band more).
@@ -296,7 +296,7 @@ def _settle(
         if -neg_rank <= bounds[group] + SLACK:  # an unread row may rank above this one
             return visited, False, {group: -neg_rank}
         visited.append(m)
-        if withheld(m):
+        if skipped(m):
             continue
         count += 1
         spent += min(len(m.content), MAX_ENTRY_CHARS) // 4 + MIN_ENTRY_TOKENS

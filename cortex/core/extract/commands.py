@@ -44,6 +44,7 @@ _SETUP_PREFIX = re.compile(
 )
 _CONTINUED = re.compile(r"\\\n\s*")
 _VERSIONED = re.compile(r"[\d.]+$")  # python3 -> python, pip3.11 -> pip
+_STEP = re.compile(r"&&|\|\||;|\|")  # what separates the steps of a command line
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
 _REDIRECT = re.compile(r"\d?>>?(?:&\d|/dev/null)?|&>(?:/dev/null)?")
 _SELF = re.compile(r"^\s*(?:cortex|python3? -m cortex)\b")
@@ -159,11 +160,16 @@ def parse_commit(command: str, output: str) -> tuple[str, str]:
     return "", first_line(text.replace("\\n", "\n").replace('\\"', '"'))
 
 
+def command_steps(command: str) -> list[list[str]]:
+    """The words of each step of a command line, cut at `&&`, `||`, `;` and `|` (quotes removed,
+    [] for a step with a quote left open)."""
+    return [shell_words(step) for step in _STEP.split(command)]
+
+
 def parse_git_add_paths(command: str) -> list[str]:
     """Explicit paths given to `git add` in a command line (not `-A` or `.`)."""
     paths: list[str] = []
-    for part in re.split(r"&&|;|\|\|", command):
-        words = shell_words(part)
+    for words in command_steps(command):
         if len(words) > 2 and words[0] == "git" and words[1] == "add":
             paths.extend(w for w in words[2:] if not w.startswith("-") and w not in (".", "*"))
     return paths

@@ -9,21 +9,29 @@ then `git branch -d feature/x` and `git push origin --delete feature/x`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cortex.core.extract.commands import clip, shell_words
+from cortex.core.extract.commands import clip, command_steps
 from cortex.core.extract.transcript import ToolUse
 
 MAX_TITLE_CHARS = 120
 MAX_DELETIONS = 3
-_STEPS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
-_GH_METHODS = {"--squash": "squash", "-s": "squash", "--merge": "merge", "-m": "merge"}
-_GH_METHODS |= {"--rebase": "rebase", "-r": "rebase"}
+_GH_METHODS = {
+    "--squash": "squash",
+    "-s": "squash",
+    "--merge": "merge",
+    "-m": "merge",
+    "--rebase": "rebase",
+    "-r": "rebase",
+}
 # Options of `gh pr merge` that take a value (the value is not the pull request's number).
-_GH_TAKES_VALUE = frozenset({"--subject", "-t", "--body", "-b", "--body-file", "-F", "--repo", "-R"})
-_GH_TAKES_VALUE |= {"--match-head-commit", "--author-email", "-A"}
+_GH_TAKES_VALUE = frozenset(
+    {
+        "--subject", "-t", "--body", "-b", "--body-file", "-F", "--repo", "-R",
+        "--match-head-commit", "--author-email", "-A",
+    }
+)  # fmt: skip
 
 
 # What a merge tool's call says of the merge (camelCase and snake_case servers): extraction keeps
@@ -76,11 +84,7 @@ def _merge(use: ToolUse) -> Merge | None:
         return None
     if use.name.endswith("merge_pull_request"):  # a GitHub MCP server's tool (`mcp__github__...`)
         return _mcp_merge(use.input, use.result.content)
-    command = use.input.get("command") if use.name == "Bash" else None
-    if not isinstance(command, str):
-        return None
-    for step in _STEPS.split(command):
-        words = shell_words(step)
+    for words in _bash_steps(use):
         if words[:3] == ["gh", "pr", "merge"]:
             return _gh_merge(words[3:])
     return None
@@ -123,13 +127,17 @@ def _branch_deletions(calls: Sequence[ToolUse]) -> list[str]:
     """The successful `git branch -d/-D` and `git push REMOTE --delete` steps, as run."""
     out: list[str] = []
     for use in calls:
-        command = use.input.get("command") if use.name == "Bash" else None
-        if not isinstance(command, str) or use.failed is not False:
-            continue
-        for step in _STEPS.split(command):
-            words = shell_words(step)
+        for words in _bash_steps(use):
             local = words[:2] == ["git", "branch"] and any(w in ("-d", "-D", "--delete") for w in words[2:])
             remote = words[:2] == ["git", "push"] and any(w in ("-d", "--delete") for w in words[2:])
             if (local or remote) and " ".join(words) not in out:
                 out.append(" ".join(words))
     return out
+
+
+def _bash_steps(use: ToolUse) -> list[list[str]]:
+    """The words of each step of a Bash call that succeeded ([] for any other call)."""
+    command = use.input.get("command") if use.name == "Bash" else None
+    if not isinstance(command, str) or use.failed is not False:
+        return []
+    return command_steps(command)

@@ -94,6 +94,8 @@ def test_git_add_paths() -> None:
     command = "git add a.py 'dir/b c.py' -- && git add -A && git add . && git commit -m x"
     assert parse_git_add_paths(command) == ["a.py", "dir/b c.py"]
     assert parse_git_add_paths("git add 'unterminated") == []
+    # A pipe ends the step: what reads git's output is no path of it.
+    assert parse_git_add_paths("git add -v a.py | tail -1") == ["a.py"]
 
 
 def test_error_line_skips_the_exit_code_preamble() -> None:
