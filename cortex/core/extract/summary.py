@@ -321,7 +321,12 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
     items: list[tuple[MemoryType, str]] = []
     pending: MemoryType | None = None
     heading = ""
+    listed = False  # bullets followed a heading ending in a colon: it introduced them
     for line in lines:
+        bullet = _BULLET.match(line) is not None
+        if heading.endswith((":", "\uff1a")) and listed and not bullet:
+            heading = ""  # "The detector now:" covers its list, not the note after it
+        listed = listed or bullet
         plain = _BULLET.sub("", line).strip()
         bare = plain.rstrip(":：").strip().casefold()
         match = _LABEL.match(plain)
@@ -335,14 +340,15 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
             kind, body = pending, plain
         else:
             if _is_heading(line):
-                heading = plain.rstrip(":：")
+                heading, listed = plain, False
             continue
         pending = None
         body = without_lead_in(without_talk(body))
         if word_count(body) < MIN_ITEM_WORDS or (kind in _SETTLED_ONLY and is_guess(body)):
             continue
-        subject = heading and heading.casefold() not in body.casefold()
-        items.append((kind, (f"{heading}: {body}" if subject else body)[:MAX_ITEM_CHARS]))
+        subject = heading.rstrip(":：")
+        said = subject and subject.casefold() not in body.casefold()
+        items.append((kind, (f"{subject}: {body}" if said else body)[:MAX_ITEM_CHARS]))
     return items
 
 

@@ -143,6 +143,23 @@ def test_a_label_alone_on_its_line_takes_the_next_line() -> None:
     assert labelled_items(["Note: too short"]) == []
 
 
+def test_a_list_lead_in_is_no_subject_of_the_note_after_its_list() -> None:
+    # Real shape: the lead-in introduces its bullets; the note after them is about something else.
+    report = clean_report(
+        "The improved face detection algorithm now:\n- Uses multiple color space rules\n"
+        "- Filters by aspect ratio\n\nNote: The simple skin-tone based detection is a basic approach."
+    )
+    assert labelled_items(report) == [
+        (MemoryType.GOTCHA, "The simple skin-tone based detection is a basic approach.")
+    ]
+    # A heading over the note itself stays its subject, with or without a colon.
+    for heading in ("Convex push errors", "Convex push errors:"):
+        items = labelled_items([heading, "Root cause: the AWS us-east-1 outage took the backend down"])
+        assert items == [
+            (MemoryType.GOTCHA, "Convex push errors: the AWS us-east-1 outage took the backend down")
+        ], heading
+
+
 def test_turns_split_at_answered_prompts_only() -> None:
     messages = [
         user("a", offset=1),
