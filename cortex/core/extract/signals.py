@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from cortex.core.extract.prose import parse_sentences
+from cortex.core.extract.speech import is_intent, without_acknowledgement
 from cortex.core.extract.summary import clean_report, turn_candidate, word_count
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.turns import starts_turn
@@ -26,6 +28,7 @@ MIN_RULE_WORDS = 5
 MAX_RULE_WORDS = 80
 MAX_BODY_CHARS = 600
 MAX_RULE_PROMPT_CHARS = 1200  # a longer prompt is mostly pasted material, not the user's rules
+MAX_READING_CHARS = 300
 PLAN_TAG = "plan"
 TODO_TAG = "todo"
 RULE_TAG = "user-rule"
@@ -131,9 +134,10 @@ def _todos(turn: Sequence[Message]) -> Found:
 
 def _rules(turn: Sequence[Message]) -> Found:
     found: Found = []
-    for message in turn:
+    for position, message in enumerate(turn):
         if message.role is not Role.USER or not starts_turn(message):
             continue
+        reading = _reading(turn[position + 1 :])
         for text in message.texts:
             if len(text) > MAX_RULE_PROMPT_CHARS:
                 continue
@@ -159,7 +163,7 @@ def _rules(turn: Sequence[Message]) -> Found:
                     before = sentences[index - 1] if index > 0 else ""
                     if repeated and before and not _QUESTION.search(before):
                         rule = f"{before} {rule}"
-                    rule = rule[:MAX_RULE_CHARS]
+                    rule = rule[:MAX_RULE_CHARS] + (f" (Taken as: {reading})" if reading else "")
                     found.append(
                         (
                             _candidate(f"The user's rule: {rule}", MemoryType.PATTERN, RULE_TAG, 0.6, 6),
@@ -167,6 +171,32 @@ def _rules(turn: Sequence[Message]) -> Found:
                         )
                     )
     return found
+
+
+def _reading(answer: Sequence[Message]) -> str:
+    """What the assistant's reply says a correction means, when the reply opens by agreeing
+    ("You're absolutely right! I should only add the files I fixed, not reset the staging
+    area."): the sentence after the agreement. A reply that only sets out to act ("You're
+    right, let me test it end to end") restates nothing."""
+    reply = None
+    for message in answer:
+        if message.role is Role.USER and starts_turn(message):
+            return ""  # the user spoke again first: the reply answers that
+        if message.role is Role.ASSISTANT and message.texts:
+            reply = message
+            break
+    if reply is None:
+        return ""
+    sentences = parse_sentences(reply.texts[0].strip().split("\n\n", 1)[0])
+    if not sentences:
+        return ""
+    rest = without_acknowledgement(sentences[0])
+    if rest == sentences[0].strip():
+        return ""  # not an agreement
+    said = rest or (sentences[1] if len(sentences) > 1 else "")
+    if word_count(said) < MIN_RULE_WORDS or is_intent(said) or _QUESTION.search(said):
+        return ""
+    return said[:MAX_READING_CHARS]
 
 
 def commit_body(command: str) -> str:

@@ -134,6 +134,32 @@ def test_a_correction_with_instead_is_a_rule_and_keeps_its_parenthesised_reason(
     assert extract_signals([user("please look over all the workflows we have today"), assistant("ok")]) == []
 
 
+def test_a_correction_keeps_what_the_agreeing_reply_says_it_means() -> None:
+    # Real shape: the rule alone names no subject; the reply that agrees restates it.
+    prompt = (
+        "think about what you should do instead..... "
+        "(hint: destroying traceability and just fucking up is not it)"
+    )
+    reading = (
+        "I should only add and commit the specific workflow files I fixed, "
+        "not mess with the git staging area that has other files."
+    )
+    reply = f"You're absolutely right! {reading} Let me properly add just the workflow changes."
+    ((candidate, _),) = extract_signals([user(prompt), assistant(reply)])
+    assert candidate.content == f"The user's rule: {prompt} (Taken as: {reading})"
+    # A reply that only sets out to act, or does not agree, restates nothing.
+    for other in (
+        "You're absolutely right. Let me do proper E2E testing.",
+        "You're right, let me explain the issue clearly: the token has limited scope.",
+        "I should only add and commit the specific workflow files I fixed.",
+    ):
+        ((candidate, _),) = extract_signals([user(prompt), assistant(other)])
+        assert candidate.content == f"The user's rule: {prompt}", other
+    # A reply to a later prompt is not the reading of this one.
+    found = extract_signals([user(prompt), user("also, hurry up please"), assistant(reply)])
+    assert [c.content for c, _ in found] == [f"The user's rule: {prompt}"]
+
+
 def test_a_correction_of_what_the_assistant_keeps_doing_is_a_rule_with_what_to_do() -> None:
     # Real shape (Claude Code 2.0): the user's instruction, then the repeated mistake it corrects.
     prompt = (
