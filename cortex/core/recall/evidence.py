@@ -13,6 +13,37 @@ from cortex.core.recall import query
 from cortex.core.text import word_set
 
 STEM_CHARS = 5  # "deploys" and "deployment" share "deplo": a cheap stand-in for stemming
+MIN_STEM_CHARS = 3  # what an inflection ending may leave: "say" of "saying", not "s" of "sing"
+_ENDINGS = ("ing", "ies", "ied", "es", "ed", "s")  # longest first
+
+
+def stem(word: str) -> str:
+    """A lowercased word's cheap stem: its inflection ending dropped ("saying" -> "say",
+    "fixes"/"fixed" -> "fix", "verified" -> "verif"), then cut to `STEM_CHARS`. Without the
+    ending a short word's inflections ("work", "working") would never share a prefix cut."""
+    for _ in range(2):  # a plural of a gerund: "settings" -> "setting" -> "sett"
+        cut = _without_ending(word)
+        if cut == word:
+            break
+        word = cut
+    if len(word) > MIN_STEM_CHARS and word[-1] == word[-2] and word[-1] not in "aeiousl":
+        word = word[:-1]  # "running" -> "runn" -> "run", "stopped" -> "stop"
+    elif len(word) > MIN_STEM_CHARS and word.endswith("y"):
+        word = word[:-1] + "i"  # "study" meets "studies" and "studied"
+    return word[:STEM_CHARS]
+
+
+def _without_ending(word: str) -> str:
+    for ending in _ENDINGS:
+        if not word.endswith(ending) or len(word) - len(ending) < MIN_STEM_CHARS:
+            continue
+        if ending == "s" and word.endswith(("ss", "us", "is")):
+            return word  # "class", "status", "analysis": no plural ending
+        if ending == "es" and not word.endswith(("xes", "ches", "shes", "sses", "zes")):
+            continue  # "uses" -> "use" (the "s" rule), "fixes" -> "fix"
+        # "verified", "verifies", "verify" all become "verifi"
+        return word[: -len(ending)] + ("i" if ending in ("ies", "ied") else "")
+    return word
 
 
 def score_coverage(terms: Sequence[str], content: str) -> float:
@@ -20,8 +51,8 @@ def score_coverage(terms: Sequence[str], content: str) -> float:
     if not terms:
         return 0.0
     have = word_set(content)
-    stems = {w[:STEM_CHARS] for w in have}
-    hit = sum(1 for t in terms if t in have or t[:STEM_CHARS] in stems)
+    stems = {stem(w) for w in have}
+    hit = sum(1 for t in terms if t in have or stem(t) in stems)
     return hit / len(terms)
 
 

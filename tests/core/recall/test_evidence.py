@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cortex.core.recall.evidence import is_weak, lexical_coverage, rank_with_evidence
+from cortex.core.recall.evidence import is_weak, lexical_coverage, rank_with_evidence, stem
 
 TEXTS = {
     "a": "Postgres advisory locks guard the job queue",
@@ -18,6 +18,19 @@ def test_coverage_counts_query_words_by_word_or_stem() -> None:
     assert lexical_coverage("advisory locks", TEXTS["a"]) == 1.0
     assert lexical_coverage("deploys on thursday", TEXTS["c"]) == 1.0  # "deplo" stem
     assert lexical_coverage("pizza topping", TEXTS["a"]) == 0.0
+
+
+def test_short_words_meet_their_inflections() -> None:
+    # A 5-letter prefix alone never joins "say" and "saying" or "fix" and "fixed".
+    rule = "you keep saying it is working but never tested the fixed build"
+    assert lexical_coverage("say work fix test", rule) == 1.0
+    for a, b in (("verify", "verified"), ("study", "studies"), ("run", "running"), ("stop", "stopped")):
+        assert stem(a) == stem(b), (a, b)
+    # Endings that are not inflections stay.
+    assert [stem(w) for w in ("class", "bus", "sing", "analysis")] == ["class", "bus", "sing", "analy"]
+    assert lexical_coverage("pizza", "pizzas are not on the menu") == 1.0
+    assert lexical_coverage("saying", "the sayings of the team") == 1.0
+    assert lexical_coverage("sing", "a sign") == 0.0
 
 
 def test_weak_needs_both_kinds_of_evidence_below_their_floors() -> None:
