@@ -20,6 +20,7 @@ from cortex.core.extract.commands import (
 from cortex.core.extract.failures import command_family, extract_failures
 from cortex.core.extract.failures import error_digest as error_digest  # where callers look for it
 from cortex.core.extract.merges import merge_note
+from cortex.core.extract.service_errors import extract_service_errors
 from cortex.core.extract.signals import commit_body
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome, parse_test_outcome
@@ -82,6 +83,7 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
         found.extend(_checks(turn))
         found.extend(_commits(turn, project_root))
         found.extend(_merges(turn))
+        found.extend(extract_service_errors(turn.messages))
     found.extend(extract_failures(messages))
     return found
 
