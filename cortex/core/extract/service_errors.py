@@ -18,8 +18,9 @@ import re
 from collections.abc import Sequence
 
 from cortex.core.extract.commands import clip
+from cortex.core.extract.summary import turn_candidate
 from cortex.core.extract.transcript import Message, Role, ToolUse
-from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.model import Candidate, MemoryType
 
 CONFIDENCE = 0.6
 PRIORITY = 5
@@ -100,10 +101,4 @@ def _instead(later: Sequence[tuple[ToolUse, Message]], tool: str) -> str:
 
 
 def _gotcha(content: str) -> Candidate:
-    return Candidate(
-        content=content,
-        type=MemoryType.GOTCHA,
-        layer=Layer.STRUCTURAL,
-        confidence=CONFIDENCE,
-        priority=PRIORITY,
-    )
+    return turn_candidate(content, MemoryType.GOTCHA, CONFIDENCE, PRIORITY, ())

@@ -83,7 +83,8 @@ def test_one_gotcha_per_tool_and_error_and_none_for_passing_answers() -> None:
         "Request failed with status code 404",  # the page, not the tool
         "<html>fine</html>",
     ):
-        assert contents([user("x"), assistant(uses=(call("WebFetch", output, "1", error=True),))]) == [], output
+        refused = assistant(uses=(call("WebFetch", output, "1", error=True),))
+        assert contents([user("x"), refused]) == [], output
 
 
 def test_a_shell_commands_api_error_is_the_commands() -> None:
@@ -117,6 +118,7 @@ def test_the_pipeline_stores_it_redacted() -> None:
     prompt = f"use key {key} and fetch the docs"
     refusal = {**text_record("m1", POLICY, "a1", version=V2_0), "isApiErrorMessage": True}
     messages = parse_chunk(jsonl([prompt_record(prompt, version=V2_0), refusal]), 0).messages
-    found = [c for c in extract_candidates(messages, project_root=None, git=None) if "Usage Policy" in c.content]
+    found = extract_candidates(messages, project_root=None, git=None)
+    found = [c for c in found if "Usage Policy" in c.content]
     assert len(found) == 1
     assert key not in found[0].content and "fetch the docs" in found[0].content
