@@ -110,10 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / OUT_JSON).write_text(json.dumps(rows) + "\n", encoding="utf-8")
     date = datetime.now(UTC).strftime("%Y-%m-%d")
+    given = sys.argv[1:] if argv is None else argv
+    command = " ".join(["python -m benchmarks.retrieval.calibrate", *given])
     head = [
         "# Abstention floors",
         "",
-        f"Written by `python -m benchmarks.retrieval.calibrate` on {date}. Recall answers "
+        f"Written by `{command}` on {date}. Recall answers "
         '"nothing relevant in memory" when the best cosine AND the best keyword coverage are '
         "both below their floors. Budget: at most "
         f"{MAX_FALSE_ABSTENTION:.0%} of answerable questions turned away.",
