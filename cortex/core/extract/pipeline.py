@@ -25,6 +25,7 @@ from cortex.core.text import content_hash, first_line_summary, normalize_text
 from cortex.core.write.state import is_state
 
 MAX_CANDIDATES_PER_TURN = 60
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:/")
 MAX_FILES_PER_CANDIDATE = 10
 DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
 # Tool input fields the layers read; the rest (file contents, diffs but a manifest's) is never kept.
@@ -208,6 +209,8 @@ def _finish(
     tool_names: frozenset[str] = frozenset(),
 ) -> Candidate:
     content = normalize_text(candidate.content)
+    if candidate.layer in (Layer.STRUCTURAL, Layer.LEXICAL):
+        content = project_relative(content, project_root)
     branch = message.git_branch or git.branch
     tags = list(candidate.tags)
     if branch and branch != "HEAD":
@@ -220,6 +223,19 @@ def _finish(
         tags=tuple(dict.fromkeys(tags)),
         files=tuple(dict.fromkeys(files))[:MAX_FILES_PER_CANDIDATE],
     )
+
+
+def project_relative(text: str, project_root: str | None) -> str:
+    """Paths inside the project written relative to its root (`/home/ana/app/docs/plan.md` ->
+    `docs/plan.md`): a note stays true when the checkout moves or a teammate reads it, and does
+    not carry the machine's folders. A Windows root matches with either separator, in any case."""
+    root = (project_root or "").replace("\\", "/").rstrip("/")
+    if root.count("/") < 2 and not _WINDOWS_DRIVE.match(root):
+        return text  # no root, or one as wide as `/home`: its paths are not the project's
+    parts = [re.escape(p) for p in root.split("/")]
+    windows = _WINDOWS_DRIVE.match(root) is not None
+    pattern = re.compile(r"[\\/]".join(parts) + r"[\\/](?=[^\s\\/])", re.IGNORECASE if windows else 0)
+    return pattern.sub("", text)
 
 
 def _resolve_files(

@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cortex.core.extract.explicit import parse_memory_tags, parse_memory_type
-from cortex.core.extract.pipeline import DEFAULT_LAYERS, GitContext, extract_candidates, extract_sourced
+from cortex.core.extract.pipeline import (
+    DEFAULT_LAYERS,
+    GitContext,
+    extract_candidates,
+    extract_sourced,
+    project_relative,
+)
 from cortex.core.extract.transcript import Message, Role, SlashCommand, ToolResult, ToolUse, parse_chunk
 from cortex.core.model import Candidate, Layer, MemoryType, Scope
 from tests.support.secrets_corpus import ANTHROPIC_KEY, SECRETS
@@ -167,6 +173,24 @@ def test_mentioned_files_are_made_project_relative_and_resolved_through_changed_
         git=git,
     )
     assert found.files == ("cortex/shell/db.py", "cortex/cli.py")
+
+
+def test_paths_inside_the_project_are_written_relative_to_its_root() -> None:
+    report = (
+        f"## Files Created\n- `{ROOT}/docs/phase2-plan.md` holds the plan\n"
+        f"- `{ROOT}/src/utils/date-parser.ts` parses relative dates in local time"
+    )
+    found = extract(assistant(report))
+    assert found, "the report is a note"
+    assert all(ROOT not in c.content for c in found)
+    assert any("`docs/phase2-plan.md`" in c.content for c in found)
+    # A folder beside the project, a tag the user wrote and a Windows root.
+    assert project_relative(f"{ROOT}-old/x.py and {ROOT}/x.py", ROOT) == f"{ROOT}-old/x.py and x.py"
+    (tagged,) = extract(assistant(f"[MEMORY: gotcha] {ROOT}/cortex/cli.py opens the store twice"))
+    assert ROOT in tagged.content
+    windows = "C:/Users/Ana/app"
+    assert project_relative(r"see c:\users\ana\app\src\main.rs", windows) == r"see src\main.rs"
+    assert project_relative("/home/ana/x.py", "/home") == "/home/ana/x.py"
 
 
 def test_duplicates_across_messages_collapse_to_one() -> None:
