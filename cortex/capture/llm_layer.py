@@ -28,7 +28,7 @@ from cortex.core.extract.llm_prompt import (
     worst_case_cost_usd,
 )
 from cortex.core.extract.llm_reply import parse_extraction_response
-from cortex.core.extract.pipeline import GitContext, redact_messages
+from cortex.core.extract.pipeline import GitContext, project_relative, redact_messages
 from cortex.core.extract.transcript_model import Message
 from cortex.core.model import Candidate
 
@@ -119,7 +119,8 @@ def _llm_candidates(
         " estimated at API prices" if status.extractor is ExtractorName.CLAUDE_CLI else "",
     )
     branch = git.branch if git is not None else None
-    return [_tagged(c, branch) for c in parsed.candidates]
+    root = str(cx.paths.root)
+    return [_tagged(replace(c, content=project_relative(c.content, root)), branch) for c in parsed.candidates]
 
 
 def _via_api(

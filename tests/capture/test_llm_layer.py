@@ -123,6 +123,14 @@ def test_a_good_reply_gives_llm_candidates_and_records_spend(
     assert os.environ.get(HOOK_GUARD_ENV) == "1"
 
 
+def test_paths_inside_the_project_come_back_relative(project: Path, api: FakeApi) -> None:
+    said = json.loads(GOOD)
+    said["memories"][0]["content"] = f"The store in {project}/src/db.py uses SQLite WAL mode."
+    api.messages_script.append(message_reply(json.dumps(said)))
+    [cand] = candidates(project)
+    assert cand.content == "The store in src/db.py uses SQLite WAL mode."
+
+
 FAILURES = [
     ([message_reply('{"memories": [{"type": "decision", "content": "x"')], "no JSON object"),
     ([message_reply("Sure! I could not find anything worth keeping.")], "no JSON object"),
