@@ -7,6 +7,7 @@ the query's words.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from cortex.core.recall import query
@@ -17,6 +18,7 @@ MIN_STEM_CHARS = 3  # what an inflection ending may leave: "say" of "saying", no
 _ENDINGS = ("ing", "ies", "ied", "es", "ed", "s")  # longest first
 
 
+@functools.lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A lowercased word's cheap stem: its inflection ending dropped ("saying" -> "say",
     "fixes"/"fixed" -> "fix", "verified" -> "verif"), then cut to `STEM_CHARS`. Without the
@@ -51,9 +53,16 @@ def score_coverage(terms: Sequence[str], content: str) -> float:
     if not terms:
         return 0.0
     have = word_set(content)
-    stems = {stem(w) for w in have}
+    stems = _stem_set(content)
     hit = sum(1 for t in terms if t in have or stem(t) in stems)
     return hit / len(terms)
+
+
+@functools.lru_cache(maxsize=2048)
+def _stem_set(content: str) -> frozenset[str]:
+    """The stems of a memory's words (cached like `word_set`: recall checks the same candidates'
+    coverage for the abstention floor and again for each hit it keeps)."""
+    return frozenset(stem(w) for w in word_set(content))
 
 
 def lexical_coverage(text: str, content: str) -> float:
