@@ -25,9 +25,9 @@ from cortex.core.text import content_hash, first_line_summary, normalize_text
 from cortex.core.write.state import is_state
 
 MAX_CANDIDATES_PER_TURN = 60
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:/")
 MAX_FILES_PER_CANDIDATE = 10
 DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:/")  # a Windows root, its separators made `/`
 # Tool input fields the layers read; the rest (file contents, diffs but a manifest's) is never kept.
 KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description", "plan", "bash_id", "shell_id")
 MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
@@ -230,10 +230,10 @@ def project_relative(text: str, project_root: str | None) -> str:
     `docs/plan.md`): a note stays true when the checkout moves or a teammate reads it, and does
     not carry the machine's folders. A Windows root matches with either separator, in any case."""
     root = (project_root or "").replace("\\", "/").rstrip("/")
-    if root.count("/") < 2 and not _WINDOWS_DRIVE.match(root):
+    windows = _WINDOWS_DRIVE.match(root) is not None
+    if root.count("/") < 2 and not windows:
         return text  # no root, or one as wide as `/home`: its paths are not the project's
     parts = [re.escape(p) for p in root.split("/")]
-    windows = _WINDOWS_DRIVE.match(root) is not None
     pattern = re.compile(r"[\\/]".join(parts) + r"[\\/](?=[^\s\\/])", re.IGNORECASE if windows else 0)
     return pattern.sub("", text)
 

@@ -178,14 +178,12 @@ def _reading(answer: Sequence[Message]) -> str:
     ("You're absolutely right! I should only add the files I fixed, not reset the staging
     area."): the sentence after the agreement. A reply that only sets out to act ("You're
     right, let me test it end to end") restates nothing."""
-    reply = None
-    for message in answer:
-        if message.role is Role.USER and starts_turn(message):
+    for reply in answer:
+        if reply.role is Role.USER and starts_turn(reply):
             return ""  # the user spoke again first: the reply answers that
-        if message.role is Role.ASSISTANT and message.texts:
-            reply = message
+        if reply.role is Role.ASSISTANT and reply.texts:
             break
-    if reply is None:
+    else:
         return ""
     sentences = parse_sentences(reply.texts[0].strip().split("\n\n", 1)[0])
     if not sentences:
