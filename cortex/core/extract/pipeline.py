@@ -28,6 +28,9 @@ MAX_CANDIDATES_PER_TURN = 60
 MAX_FILES_PER_CANDIDATE = 10
 DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:/")  # a Windows root, its separators made `/`
+# Where a path naming the project root itself ends (a separator may close it): at a space, a quote,
+# a bracket or a comma; not in `app-old` or `app.bak`, nor before a full stop (`cd .` + `.` reads `..`).
+_BARE_ROOT_END = r"[\\/]?(?=$|[\s\"'`),;:\]}>])"
 # Tool input fields the layers read; the rest (file contents, diffs but a manifest's) is never kept.
 KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description", "plan", "bash_id", "shell_id")
 MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
@@ -228,14 +231,18 @@ def _finish(
 def project_relative(text: str, project_root: str | None) -> str:
     """Paths inside the project written relative to its root (`/home/ana/app/docs/plan.md` ->
     `docs/plan.md`): a note stays true when the checkout moves or a teammate reads it, and does
-    not carry the machine's folders. A Windows root matches with either separator, in any case."""
+    not carry the machine's folders; the root itself is `.`. A Windows root matches with either
+    separator, in any case."""
     root = (project_root or "").replace("\\", "/").rstrip("/")
     windows = _WINDOWS_DRIVE.match(root) is not None
     if root.count("/") < 2 and not windows:
         return text  # no root, or one as wide as `/home`: its paths are not the project's
     parts = [re.escape(p) for p in root.split("/")]
-    pattern = re.compile(r"[\\/]".join(parts) + r"[\\/](?=[^\s\\/])", re.IGNORECASE if windows else 0)
-    return pattern.sub("", text)
+    flags = re.IGNORECASE if windows else 0
+    inside = re.compile(r"[\\/]".join(parts) + r"[\\/](?=[^\s\\/])", flags)
+    # The root itself ("repository \"/home/ana/app\" is not tracked"): `.`, as a relative path says.
+    bare = re.compile(r"[\\/]".join(parts) + _BARE_ROOT_END, flags)
+    return bare.sub(".", inside.sub("", text))
 
 
 def _resolve_files(

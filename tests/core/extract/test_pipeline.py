@@ -186,6 +186,11 @@ def test_paths_inside_the_project_are_written_relative_to_its_root() -> None:
     assert any("`docs/phase2-plan.md`" in c.content for c in found)
     # A folder beside the project, a tag the user wrote and a Windows root.
     assert project_relative(f"{ROOT}-old/x.py and {ROOT}/x.py", ROOT) == f"{ROOT}-old/x.py and x.py"
+    # The root itself, as git quotes it in an error, is `.`; a sentence's full stop leaves it be.
+    git_error = 'Path "flake.nix" in the repository "{}" is not tracked by Git.'
+    assert project_relative(git_error.format(ROOT), ROOT) == git_error.format(".")
+    assert project_relative(f"cd {ROOT}/ && make, then {ROOT}.bak", ROOT) == f"cd . && make, then {ROOT}.bak"
+    assert project_relative(f"ran in {ROOT}.", ROOT) == f"ran in {ROOT}."
     (tagged,) = extract(assistant(f"[MEMORY: gotcha] {ROOT}/cortex/cli.py opens the store twice"))
     assert ROOT in tagged.content
     windows = "C:/Users/Ana/app"
