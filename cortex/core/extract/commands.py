@@ -44,7 +44,9 @@ _SETUP_PREFIX = re.compile(
 )
 _CONTINUED = re.compile(r"\\\n\s*")
 _VERSIONED = re.compile(r"[\d.]+$")  # python3 -> python, pip3.11 -> pip
-_STEP = re.compile(r"&&|\|\||;|\|")  # what separates the steps of a command line
+# A command line's pieces: a quoted string (kept whole), an escaped character, a step separator
+# (`&&`, `||`, `;`, `|`: group 1) or anything else.
+_STEP_PIECE = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|\\.|(&&|\|\||;|\|)|[^'"\\&|;]+|.""", re.DOTALL)
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
 _REDIRECT = re.compile(r"\d?>>?(?:&\d|/dev/null)?|&>(?:/dev/null)?")
 _SELF = re.compile(r"^\s*(?:cortex|python3? -m cortex)\b")
@@ -160,10 +162,22 @@ def parse_commit(command: str, output: str) -> tuple[str, str]:
     return "", first_line(text.replace("\\n", "\n").replace('\\"', '"'))
 
 
+def split_steps(command: str) -> list[str]:
+    """The steps of a command line, cut at `&&`, `||`, `;` and `|` outside quotes
+    (`git commit -m "a; b" && git push` is two steps), each as written."""
+    steps = [""]
+    for m in _STEP_PIECE.finditer(command):
+        if m.group(1):
+            steps.append("")
+        else:
+            steps[-1] += m.group(0)
+    return steps
+
+
 def command_steps(command: str) -> list[list[str]]:
-    """The words of each step of a command line, cut at `&&`, `||`, `;` and `|` (quotes removed,
-    [] for a step with a quote left open)."""
-    return [shell_words(step) for step in _STEP.split(command)]
+    """The words of each step of a command line (`split_steps`; quotes removed, [] for a step
+    with a quote left open)."""
+    return [shell_words(step) for step in split_steps(command)]
 
 
 def parse_git_add_paths(command: str) -> list[str]:

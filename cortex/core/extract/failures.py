@@ -23,6 +23,7 @@ from cortex.core.extract.commands import (
     is_cortex_command,
     is_same_command,
     render_command,
+    split_steps,
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.runs import command_runs
@@ -70,7 +71,6 @@ _HOOK_COMMAND = re.compile(r"^\W*\[([^\]\n]+)\]:?")
 _HOOK_SCRIPT = re.compile(
     r"(?:\$\{?\w+\}?/)?((?:~/)?(?:[\w.-]+/)*[\w.-]+\.(?:py|sh|js|mjs|cjs|ts|rb|pl))(?![\w/])"
 )
-_STEP_END = re.compile(r"\s(?:;|&&|\|\||\|)\s|;\s")
 _REDIRECT_TAIL = re.compile(r"(?:\s+\d?>&\d|\s+\d?>\s*/dev/null)+$")
 _BLOCKED = re.compile(r"\b(?:blocked|denied|prohibited|not allowed|forbidden|refused)\b", re.IGNORECASE)
 # "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
@@ -247,7 +247,7 @@ def _hook_script(hook_command: str) -> str:
 
 def _first_step(command: str) -> str:
     """A command line up to its first `;`, `&&`, `||` or `|`: the step the hook refused."""
-    step = _STEP_END.split(command, maxsplit=1)[0].strip()
+    step = split_steps(command)[0].strip()
     return _REDIRECT_TAIL.sub("", step).strip() or command
 
 

@@ -14,6 +14,7 @@ from cortex.core.extract.commands import (
     parse_error_line,
     parse_git_add_paths,
     render_command,
+    split_steps,
 )
 
 
@@ -96,6 +97,21 @@ def test_git_add_paths() -> None:
     assert parse_git_add_paths("git add 'unterminated") == []
     # A pipe ends the step: what reads git's output is no path of it.
     assert parse_git_add_paths("git add -v a.py | tail -1") == ["a.py"]
+    # A separator inside quotes is the message's, not the shell's.
+    quoted = "git add 'a;b.py' && git commit -m \"fix: a | b; c && d\" && git push"
+    assert parse_git_add_paths(quoted) == ["a;b.py"]
+
+
+def test_a_command_line_splits_into_steps_outside_quotes_only() -> None:
+    command = "git commit -m \"wip; tidy && more\" && echo 'a|b' | tail -1; x \\; y || z"
+    assert [s.strip() for s in split_steps(command)] == [
+        'git commit -m "wip; tidy && more"',
+        "echo 'a|b'",
+        "tail -1",
+        "x \\; y",
+        "z",
+    ]
+    assert split_steps("make 2>&1") == ["make 2>&1"]
 
 
 def test_error_line_skips_the_exit_code_preamble() -> None:

@@ -506,6 +506,7 @@ def test_a_hook_that_blocks_a_command_is_a_gotcha_with_what_was_done_instead() -
     for output, command, blocked in (
         (v1, "rm -rf logs/*.json && git pull origin main", "rm -rf logs/*.json"),
         (v2, 'cd "/p/AI Projects/x" && git rm -r hermes 2>&1 | tail -3; git status', "git rm -r hermes"),
+        (v1, 'rm -rf "old; logs" 2>/dev/null && ls', 'rm -rf "old; logs"'),
     ):
         messages = [
             user("clean up and pull"),
