@@ -71,6 +71,9 @@ _HOOK_COMMAND = re.compile(r"^\W*\[([^\]\n]+)\]:?")
 _HOOK_SCRIPT = re.compile(
     r"(?:\$\{?\w+\}?/)?((?:~/)?(?:[\w.-]+/)*[\w.-]+\.(?:py|sh|js|mjs|cjs|ts|rb|pl))(?![\w/])"
 )
+# Output sent to a file (`> out.txt`, `>> ~/.bashrc`), not to a stream or /dev/null.
+_WRITES_FILE = re.compile(r"(?<![<>])\d?>>?(?!&)\s*(?!/dev/null\b)[\w~./$\"'-]")
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")  # a quoted string: its `>` writes nothing
 _REDIRECT_TAIL = re.compile(r"(?:\s+\d?>&\d|\s+\d?>\s*/dev/null)+$")
 _BLOCKED = re.compile(r"\b(?:blocked|denied|prohibited|not allowed|forbidden|refused)\b", re.IGNORECASE)
 # "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
@@ -295,13 +298,21 @@ def _fix_commands(calls: Sequence[tuple[ToolUse, Message]], until: Message | Non
         command = _command(use)
         if command and use.failed is False:
             run = render_command(command)
-            words = run.split()
-            changes = words and words[0] not in _READS and not is_same_command(run, shown)
+            changes = _changes(run) and not is_same_command(run, shown)
             if changes and not is_test_run(run) and not is_check_command(run) and run not in out:
                 out.append(run)
         if message is until or len(out) == MAX_FIX_COMMANDS:
             break
     return out
+
+
+def _changes(command: str) -> bool:
+    """Whether a command line changes something: a step that does more than look
+    (`lsof -ti :3000 | xargs kill`), or output written to a file (`echo 'x' >> .env`)."""
+    steps = [words for words in (step.split() for step in split_steps(command)) if words]
+    looks = all(words[0] in _READS for words in steps)
+    unquoted = _QUOTED.sub("''", command)
+    return bool(steps) and (not looks or _WRITES_FILE.search(unquoted) is not None)
 
 
 def _ran(commands: Sequence[str], after_text: bool) -> str:

@@ -295,6 +295,18 @@ def test_a_diagnosis_after_a_failure_explains_it() -> None:
     assert "actionlint isn't installed on this machine" in gotcha
 
 
+def test_a_fix_command_is_one_that_changes_something_in_any_step_or_by_writing_a_file() -> None:
+    port = bash("./target/release/app", "Error: Address already in use (os error 48)", error=True, tid="1")
+    words = "Port 3000 is still in use by the old server."
+    for fix in ("lsof -ti :3000 | xargs kill -9", "echo 'PORT=3001' >> .env"):
+        (gotcha,) = _gotchas_after(port, words, fix)
+        assert gotcha.endswith(f"(ran `{fix}`)"), gotcha
+    # Looking, whatever it pipes through or quotes, changes nothing.
+    for look in ("lsof -i :3000 | grep LISTEN", 'echo "a > b" 2>/dev/null', "ps aux > /dev/null"):
+        (gotcha,) = _gotchas_after(port, words, look)
+        assert "(ran" not in gotcha, gotcha
+
+
 def test_what_the_assistant_changes_is_read_past_the_looking_or_fixing_that_leads_in() -> None:
     failing = bash("make serve", "Error: Address already in use", error=True, tid="1")
     for words, change in (
