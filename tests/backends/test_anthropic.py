@@ -97,11 +97,10 @@ def test_a_slow_server_times_out_and_is_retried(api: FakeApi) -> None:
         max_attempts=2,
         sleep=lambda s: None,
     )
-    started = time.monotonic()
     with pytest.raises(LlmError) as err:
         llm.complete("s", "u", max_tokens=10)
+    # Each reply would have come, late: an error at all says both attempts gave up before it.
     assert err.value.kind == "timeout"
-    assert time.monotonic() - started < 2.5  # two 0.3 s timeouts, not two 3 s waits
     assert len(api.requests_to("/v1/messages")) == 2
 
 

@@ -157,19 +157,29 @@ def test_a_hung_cli_is_killed_with_everything_it_started(
         "time.sleep(60)",
     )
     llm = ClaudeCliLlm(exe, MODEL, timeout_s=0.5, workdir=tmp_path / "wd", env={"PATH": os.defpath})
-    started = time.monotonic()
     with pytest.raises(LlmError) as err:
         llm.complete("s", "u", max_tokens=10)
-    assert err.value.kind == "timeout" and time.monotonic() - started < 10
+    # The stand-in sleeps a minute and then exits without a reply: a timeout says it was killed.
+    assert err.value.kind == "timeout" and str(err.value).startswith("claude -p timed out")
     grandchild = int(pid_file.read_text())
-    for _ in range(50):  # the kill is immediate; reaping by init may take a moment
-        try:
-            os.kill(grandchild, 0)
-        except ProcessLookupError:
-            break
+    deadline = time.monotonic() + 60  # the kill is immediate; reaping by init may take a moment
+    while _alive(grandchild):
+        if time.monotonic() > deadline:
+            pytest.fail(f"the CLI's child {grandchild} outlived the timeout")
         time.sleep(0.1)
-    else:
-        pytest.fail(f"the CLI's child {grandchild} outlived the timeout")
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs: gone, or a zombie left for init to reap, is not running."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 def test_a_missing_binary_is_an_llm_error(tmp_path: Path) -> None:
@@ -309,10 +319,10 @@ def test_a_slow_api_times_out_within_the_limit(
     api.messages_script.extend([Reply(200, message_reply("late").body, delay_s=8)] * 3)
     env = clean_env(home, api.url, outside.url)
     llm = ClaudeCliLlm(claude, MODEL, timeout_s=1.5, workdir=tmp_path / "wd", env=env)
-    started = time.monotonic()
     with pytest.raises(LlmError) as err:
         llm.complete(SYSTEM_PROMPT, USER, max_tokens=100)
-    assert err.value.kind == "timeout" and time.monotonic() - started < llm.process_timeout_s
+    # The CLI gave up on the API itself (API_TIMEOUT_MS), before cortex's own limit killed it.
+    assert err.value.kind == "timeout" and str(err.value).startswith("the API behind Claude Code timed out")
 
 
 @pytest.mark.ecosystem

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 
 from cortex.app import Cortex
 from cortex.capture import queue
+from cortex.capture import session as session_capture
 from cortex.capture import write as writer
 from cortex.core.model import Scope
 from cortex.lifecycle.upkeep import META_EXTRACTIONS
@@ -202,19 +202,28 @@ def test_a_lagging_transcript_is_read_when_it_lands_without_duplicates(
     assert set(inserts_by_hash(db(project)).values()) == {1}
 
 
-def test_the_worker_waits_briefly_for_the_transcript_to_catch_up(project: Path) -> None:
+def test_the_worker_waits_briefly_for_the_transcript_to_catch_up(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     transcript = write_transcript(project.parent / "t.jsonl", decision_session())
+    polls: list[float] = []
 
-    def late_write() -> None:
-        time.sleep(0.3)
-        with transcript.open("ab") as fh:
-            fh.write(b"".join(line(r) for r in tagged_turn("2")))
+    class LateWriter:
+        """The worker's clock: the turn's last lines land while it waits for them."""
+
+        monotonic = staticmethod(time.monotonic)
+
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            polls.append(seconds)
+            if len(polls) == 2:  # a poll finds nothing new first
+                with transcript.open("ab") as fh:
+                    fh.write(b"".join(line(r) for r in tagged_turn("2")))
 
     queue_stop(project, transcript, message=TAGGED)
-    writer_thread = threading.Thread(target=late_write)
-    writer_thread.start()
-    report = worker.run(project, lag_wait_s=10.0)
-    writer_thread.join()
+    monkeypatch.setattr(session_capture, "time", LateWriter)
+    report = worker.run(project, lag_wait_s=3600.0)
+    assert len(polls) == 2, "it polls until the lines arrive, then stops"
     assert not report.sessions[0].lagged
     assert sum("billing service retries" in m for m in contents(project)) == 1
     assert cursor_row(project).byte_offset == transcript.stat().st_size
