@@ -107,6 +107,38 @@ def test_a_later_manifest_edit_of_the_same_entries_retires_the_earlier_note(proj
         cx.close()
 
 
+def test_a_later_change_of_a_setting_takes_over_what_the_earlier_note_still_says(project: Path) -> None:
+    scanners = str(project / "config" / "scanners.yml")
+    both = {
+        "file_path": scanners,
+        "old_string": "  scan_prompt_timeout: 30\n  scan_output_timeout: 30\n",
+        "new_string": "  scan_prompt_timeout: 60  # first load is slow\n  scan_output_timeout: 60\n",
+    }
+    one = {
+        "file_path": scanners,
+        "old_string": "  scan_prompt_timeout: 60  # first load is slow\n",
+        "new_string": "  scan_prompt_timeout: 120  # 60 s was not enough for the 508 MB model\n",
+    }
+    updated = "The file has been updated."
+    turns = [
+        use_turn(1, "raise the timeouts", "Edit", both, updated),
+        use_turn(2, "still times out", "Edit", one, updated),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        notes = {m.status: m.content for m in memories if m.content.startswith("scanners.yml")}
+        # Nothing the first note said is lost: the output timeout and its reason ride on.
+        assert notes == {
+            Status.ACTIVE: "scanners.yml: `scan_prompt_timeout`: 60 -> 120; `scan_output_timeout`: 30 -> 60"
+            ". Why: 60 s was not enough for the 508 MB model. Why: first load is slow",
+            Status.SUPERSEDED: "scanners.yml: `scan_prompt_timeout`: 30 -> 60; `scan_output_timeout`: 30 -> 60"
+            ". Why: first load is slow",
+        }
+    finally:
+        cx.close()
+
+
 def test_a_report_on_other_files_leaves_an_earlier_report_alone(project: Path) -> None:
     # Real shape (shortened): the update script's report, then reports on the NixOS module.
     script = (

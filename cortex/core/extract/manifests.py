@@ -8,6 +8,11 @@ out (`drops:` tags), so capture can retire an earlier plan or decision that stil
 (`bun --bun next dev` in a plan, after an edit turned it into `bun next dev`). When the turn's
 prose gives the reason for a change it names (`the --bun flag forces Bun's runtime, which ...`),
 the note carries that sentence too.
+
+A settings file (`scanners.yml`, `config.toml`, `.env`, `tsconfig.json`) is read the same way,
+for values changed only: `scan_prompt_timeout: ${SCAN_PROMPT_TIMEOUT:30} -> ${SCAN_PROMPT_TIMEOUT:120}`
+is a decision, where a block of new settings is the code's business. A comment the edit put on
+the changed line is the reason (`# Increased for model loading`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import replace
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.redact.secrets import REDACTED_PREFIX
 
 MANIFEST_TAG = "manifest"
 DROPS_PREFIX = "drops:"  # a command the edit took out of the manifest
@@ -46,6 +52,14 @@ METADATA_KEYS = frozenset(
         "displayName", "publisher", "category", "categories", "command", "url", "email",
     }
 )  # fmt: skip
+# Settings files (not manifests): the suffixes whose `key: value` lines are settings. A JSON
+# file is one when its name says so (`tsconfig.json`, `.eslintrc.json`, `vercel.json`): most
+# JSON a session edits is data (fixtures, translations).
+SETTINGS_SUFFIXES = (".yml", ".yaml", ".toml", ".ini", ".cfg", ".conf", ".properties")
+_SETTINGS_JSON = re.compile(
+    r"(?:^\.|config|settings|^(?:vercel|turbo|nx|app|netlify|renovate)\.json$)", re.IGNORECASE
+)
+MAX_SETTING_WORDS = 3  # a longer value is text (a message, a description), not a setting
 MAX_EDIT_CHARS = 4000  # of each side of a manifest edit kept for this layer
 MAX_PARTS = 8
 MAX_VALUE_CHARS = 60
@@ -73,6 +87,12 @@ _REASON = re.compile(
     re.IGNORECASE,
 )
 _CODE = re.compile(r"`([^`]{3,})`")
+# A setting's line: `key: value` (YAML, JSON), `key = value` (TOML, INI), `KEY=value` (.env),
+# optionally quoted or exported; a list item's (`- type: X`) is no setting of its own.
+_SETTING = re.compile(r"""^\s*(?:export\s+)?["']?([A-Za-z_][\w.\-]*)["']?\s*[:=]\s*(.*?)\s*$""")
+_QUOTED_VALUE = re.compile(r"""^("(?:[^"\\]|\\.)*"|'[^']*')\s*,?\s*(.*)$""")
+_COMMENT = re.compile(r"\s(?:#|//)\s*(.*)$")
+_BLOCK_START = frozenset({"", "{", "[", "|", ">", "|-", ">-", "(", "{{"})
 _RECIPE = re.compile(r"^(?:\t| {4})\s*[@\-+]*(.*\S)")
 
 Entries = dict[tuple[str, str], str]  # (section, key) -> value
@@ -84,10 +104,18 @@ def is_manifest(path: str) -> bool:
     return name in MANIFEST_NAMES or (name.startswith("requirements") and name.endswith(".txt"))
 
 
+def is_settings(path: str) -> bool:
+    """True for a settings file's name (`app.yml`, `config.toml`, `.env.local`), manifests aside."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    env = name == ".env" or name.startswith(".env.")
+    json = name.lower().endswith(".json") and _SETTINGS_JSON.search(name) is not None
+    return not is_manifest(path) and (env or json or name.lower().endswith(SETTINGS_SUFFIXES))
+
+
 def kept_edit_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
-    """The sides of a manifest edit this layer reads (nothing for any other file)."""
+    """The sides of a manifest or settings edit this layer reads (nothing for any other file)."""
     path = tool_input.get("file_path")
-    if not isinstance(path, str) or not is_manifest(path):
+    if not isinstance(path, str) or not (is_manifest(path) or is_settings(path)):
         return {}
     out: dict[str, object] = {}
     for field in ("old_string", "new_string"):
@@ -141,13 +169,20 @@ def _sides(use: ToolUse) -> list[tuple[str, str]]:
 
 def _edit_note(use: ToolUse) -> Candidate | None:
     path = use.input.get("file_path")
-    if not isinstance(path, str) or not is_manifest(path):
+    if not isinstance(path, str) or not (is_manifest(path) or is_settings(path)):
         return None
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     parts: list[str] = []
     drops: list[str] = []
     keys: list[str] = []
+    whys: list[str] = []
     for old_text, new_text in _sides(use):
+        if is_settings(path):
+            changes = changed_settings(old_text, new_text)
+            parts += [f"`{key}`: {_clip(before)} -> {_clip(after)}" for key, before, after, _ in changes]
+            keys += [key for key, *_ in changes]
+            whys += [why for *_, why in changes if why]
+            continue
         old, new = entries(old_text, name), entries(new_text, name)
         parts += describe_changes(old, new)
         drops += dropped_commands(old, new, new_text)
@@ -155,6 +190,7 @@ def _edit_note(use: ToolUse) -> Candidate | None:
     if not parts:
         return None
     content = f"{name}: " + "; ".join(dict.fromkeys(parts[:MAX_PARTS]))
+    content += "".join(f". Why: {why}" for why in dict.fromkeys(whys))
     tags = (
         MANIFEST_TAG,
         *(f"{ENTRY_PREFIX}{name}:{k}" for k in dict.fromkeys(keys)),
@@ -189,6 +225,47 @@ def entries(text: str, name: str = "") -> Entries:
         req = _REQUIREMENT.match(line)
         if req and (req.group(2) or section.endswith("dependencies") or not section):
             out[(section, req.group(1))] = (req.group(2) or "").replace(" ", "")
+    return out
+
+
+def settings(text: str) -> dict[str, tuple[str, str]]:
+    """key -> (value, comment) for each one-line setting of a snippet; a key set twice (one per
+    job of a workflow, say) says nothing alone and is left out, as are blocks (`key:` over
+    nested lines) and list items."""
+    out: dict[str, tuple[str, str]] = {}
+    twice: set[str] = set()
+    for line in text.splitlines():
+        m = _SETTING.match(line)
+        if m is None or line.lstrip().startswith(("-", "#", "//", ";")):
+            continue
+        key, rest = m.groups()
+        quoted = _QUOTED_VALUE.match(rest)
+        if quoted:
+            value, tail = quoted.group(1), quoted.group(2)
+        else:
+            comment = _COMMENT.search(rest)
+            value, tail = (rest[: comment.start()], comment.group(0)) if comment else (rest, "")
+        value = value.strip().rstrip(",").strip()
+        note = _COMMENT.search(" " + tail)
+        if value in _BLOCK_START or key in METADATA_KEYS:
+            continue
+        if key in out:
+            twice.add(key)
+        out[key] = (value.strip("\"'"), note.group(1).strip() if note else "")
+    return {k: v for k, v in out.items() if k not in twice}
+
+
+def changed_settings(old_text: str, new_text: str) -> list[tuple[str, str, str, str]]:
+    """(key, old value, new value, the comment the edit gave it) for each setting whose value
+    the edit changed: a setting added or removed is not one, nor a secret's (redacted) value."""
+    old, new = settings(old_text), settings(new_text)
+    out = []
+    for key, (value, comment) in new.items():
+        before = old.get(key, ("",))[0]
+        short = all(len(v.split()) <= MAX_SETTING_WORDS for v in (value, before))
+        secret = REDACTED_PREFIX in value or REDACTED_PREFIX in before
+        if key in old and before != value and short and not secret:
+            out.append((key, old[key][0], value, comment if comment != old[key][1] else ""))
     return out
 
 

@@ -136,3 +136,89 @@ def test_the_turns_reason_for_a_change_rides_with_the_note() -> None:
     # No sentence gives a reason: the note stays as it was.
     [(plain, _)] = extract_manifest_changes([*turn[:2], assistant("Removed `--bun` from the scripts.")])
     assert plain.content == "package.json: scripts build, dev:frontend, lint: removed `--bun`"
+
+
+# llm-guard's scanners.yml as the session's edit left it (real shape): the timeouts raised for
+# the first model load, with the reason as a comment on each changed line.
+SCANNERS = "/home/dev/llm-guard/llm_guard_api/config/scanners.yml"
+TIMEOUTS_OLD = (
+    "  scan_prompt_timeout: ${SCAN_PROMPT_TIMEOUT:30}\n  scan_output_timeout: ${SCAN_OUTPUT_TIMEOUT:30}\n"
+    "  lazy_load: ${LAZY_LOAD:true}"
+)
+TIMEOUTS_NEW = (
+    "  scan_prompt_timeout: ${SCAN_PROMPT_TIMEOUT:120}  # Increased for model loading\n"
+    "  scan_output_timeout: ${SCAN_OUTPUT_TIMEOUT:120}  # Increased for model loading\n"
+    "  lazy_load: ${LAZY_LOAD:true}  # Models load on first request"
+)
+
+
+def test_a_settings_value_changed_is_a_decision_with_the_comment_as_its_reason() -> None:
+    [note] = notes(edit(SCANNERS, TIMEOUTS_OLD, TIMEOUTS_NEW))
+    assert note.type is MemoryType.DECISION and MANIFEST_TAG in note.tags
+    # The comment put on an unchanged value (lazy_load) is no change.
+    assert note.content == (
+        "scanners.yml: `scan_prompt_timeout`: ${SCAN_PROMPT_TIMEOUT:30} -> ${SCAN_PROMPT_TIMEOUT:120}; "
+        "`scan_output_timeout`: ${SCAN_OUTPUT_TIMEOUT:30} -> ${SCAN_OUTPUT_TIMEOUT:120}. "
+        "Why: Increased for model loading"
+    )
+    assert {t for t in note.tags if t.startswith("entry:")} == {
+        "entry:scanners.yml:scan_prompt_timeout",
+        "entry:scanners.yml:scan_output_timeout",
+    }
+    # .env, TOML and a config JSON read the same way; a quoted value is compared unquoted.
+    for path, old, new, said in (
+        (
+            "/app/.env.local",
+            "PORT=3000\nexport DEBUG=false",
+            "PORT=3001\nexport DEBUG=false",
+            "`PORT`: 3000 -> 3001",
+        ),
+        (
+            "/app/config.toml",
+            'timeout = "30s"',
+            "timeout = '2m' # cold start",
+            "`timeout`: 30s -> 2m. Why: cold start",
+        ),
+        ("/app/tsconfig.json", '    "target": "es5",', '    "target": "ES2020",', "`target`: es5 -> ES2020"),
+    ):
+        [note] = notes(edit(path, old, new))
+        assert note.content == f"{path.rsplit('/', 1)[-1]}: {said}"
+
+
+def test_settings_added_or_set_in_blocks_lists_text_or_data_files_leave_no_note() -> None:
+    workflow = "/repo/.github/workflows/ci.yml"
+    for path, old, new in (
+        # A setting added (a new block of config is the code's business), and one removed.
+        (
+            workflow,
+            "      with:\n        fetch-depth: 0",
+            "      with:\n        fetch-depth: 0\n        token: x",
+        ),
+        (workflow, "        submodules: true\n        lfs: true", "        lfs: true"),
+        # A key set once per job says nothing alone; list items are no settings of their own.
+        (
+            workflow,
+            "  a:\n    runs-on: ubuntu-22.04\n  b:\n    runs-on: macos-14",
+            "  a:\n    runs-on: ubuntu-24.04\n  b:\n    runs-on: macos-15",
+        ),
+        ("/app/scanners.yml", "  - type: BanCode\n  - type: Anonymize", "  - type: PromptInjection"),
+        # Text, metadata, a block opened, and a data file.
+        ("/app/config/en.yml", "  greeting: Hello there, friend", "  greeting: Hi there, my old friend"),
+        ("/app/config.yml", "name: api\nversion: 1", "name: web\nversion: 2"),
+        ("/app/scanners.yml", "output_scanners:\n  # none", "output_scanners: []"),
+        ("/app/messages/en.json", '  "title_key": "a",', '  "title_key": "b",'),
+    ):
+        assert notes(edit(path, old, new)) == [], (path, new)
+
+
+def test_a_settings_edit_keeps_its_sides_and_a_secret_set_there_is_no_note() -> None:
+    secret = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 6  # the shape of a real key
+    # A secret's value is redacted wherever it sits, and under a key named for one whatever the
+    # value: what changed is a secret, which is nothing to remember.
+    by_value = edit("/app/.env", "BACKEND_URL=http://127.0.0.1:8080", f"BACKEND_URL={secret}")
+    by_name = edit("/app/.env", "ANTHROPIC_API_KEY=old", f"ANTHROPIC_API_KEY={secret}")
+    port = edit("/app/.env", "PORT=3000", "PORT=3001")
+    messages = redact_messages([user("rotate the key"), assistant(uses=(by_value, by_name, port))])
+    assert messages[1].tool_uses[0].input["old_string"] == "BACKEND_URL=http://127.0.0.1:8080"
+    assert secret not in str(messages)
+    assert [c.content for c, _ in extract_manifest_changes(messages)] == [".env: `PORT`: 3000 -> 3001"]
