@@ -129,10 +129,11 @@ def test_a_later_change_of_a_setting_takes_over_what_the_earlier_note_still_says
         memories = cx.write_store(Scope.PROJECT).all_memories()
         notes = {m.status: m.content for m in memories if m.content.startswith("scanners.yml")}
         # Nothing the first note said is lost: the output timeout and its reason ride on.
+        prompt, output = "`scan_prompt_timeout`", "`scan_output_timeout`"
         assert notes == {
-            Status.ACTIVE: "scanners.yml: `scan_prompt_timeout`: 60 -> 120; `scan_output_timeout`: 30 -> 60"
+            Status.ACTIVE: f"scanners.yml: {prompt}: 60 -> 120; {output}: 30 -> 60"
             ". Why: 60 s was not enough for the 508 MB model. Why: first load is slow",
-            Status.SUPERSEDED: "scanners.yml: `scan_prompt_timeout`: 30 -> 60; `scan_output_timeout`: 30 -> 60"
+            Status.SUPERSEDED: f"scanners.yml: {prompt}: 30 -> 60; {output}: 30 -> 60"
             ". Why: first load is slow",
         }
     finally:

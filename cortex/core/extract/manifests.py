@@ -179,7 +179,7 @@ def _edit_note(use: ToolUse) -> Candidate | None:
     for old_text, new_text in _sides(use):
         if is_settings(path):
             changes = changed_settings(old_text, new_text)
-            parts += [f"`{key}`: {_clip(before)} -> {_clip(after)}" for key, before, after, _ in changes]
+            parts += [f"`{key}`: {_setting_change(before, after)}" for key, before, after, _ in changes]
             keys += [key for key, *_ in changes]
             whys += [why for *_, why in changes if why]
             continue
@@ -229,9 +229,9 @@ def entries(text: str, name: str = "") -> Entries:
 
 
 def settings(text: str) -> dict[str, tuple[str, str]]:
-    """key -> (value, comment) for each one-line setting of a snippet; a key set twice (one per
-    job of a workflow, say) says nothing alone and is left out, as are blocks (`key:` over
-    nested lines) and list items."""
+    """key -> (value, comment) for each setting of a snippet, "" for a block's (`key:` over nested
+    lines); a key set twice (one per job of a workflow, say) says nothing alone and is left out,
+    as are list items."""
     out: dict[str, tuple[str, str]] = {}
     twice: set[str] = set()
     for line in text.splitlines():
@@ -247,8 +247,9 @@ def settings(text: str) -> dict[str, tuple[str, str]]:
             value, tail = (rest[: comment.start()], comment.group(0)) if comment else (rest, "")
         value = value.strip().rstrip(",").strip()
         note = _COMMENT.search(" " + tail)
-        if value in _BLOCK_START or key in METADATA_KEYS:
+        if key in METADATA_KEYS:
             continue
+        value = "" if value in _BLOCK_START else value
         if key in out:
             twice.add(key)
         out[key] = (value.strip("\"'"), note.group(1).strip() if note else "")
@@ -256,17 +257,23 @@ def settings(text: str) -> dict[str, tuple[str, str]]:
 
 
 def changed_settings(old_text: str, new_text: str) -> list[tuple[str, str, str, str]]:
-    """(key, old value, new value, the comment the edit gave it) for each setting whose value
-    the edit changed: a setting added or removed is not one, nor a secret's (redacted) value."""
+    """(key, old value, new value, the comment the edit gave it) for each setting the edit gave
+    a new one-line value (the old one is "" for a block it replaced): a setting added or removed
+    is not one, nor a secret's (redacted) value."""
     old, new = settings(old_text), settings(new_text)
     out = []
     for key, (value, comment) in new.items():
         before = old.get(key, ("",))[0]
         short = all(len(v.split()) <= MAX_SETTING_WORDS for v in (value, before))
         secret = REDACTED_PREFIX in value or REDACTED_PREFIX in before
-        if key in old and before != value and short and not secret:
+        if key in old and value and before != value and short and not secret:
             out.append((key, old[key][0], value, comment if comment != old[key][1] else ""))
     return out
+
+
+def _setting_change(before: str, after: str) -> str:
+    """`30 -> 120`; a block replaced by a one-line value says the value (`now []`)."""
+    return f"{_clip(before)} -> {_clip(after)}" if before else f"now {_clip(after)}"
 
 
 def _targets(text: str, runner: str) -> Entries:

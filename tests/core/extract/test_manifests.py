@@ -180,6 +180,13 @@ def test_a_settings_value_changed_is_a_decision_with_the_comment_as_its_reason()
             "`timeout`: 30s -> 2m. Why: cold start",
         ),
         ("/app/tsconfig.json", '    "target": "es5",', '    "target": "ES2020",', "`target`: es5 -> ES2020"),
+        # A block replaced by a one-line value (real shape: llm-guard emptied its output scanners).
+        (
+            "/app/scanners.yml",
+            "output_scanners:\n  # Empty - we only care about input prompt injection detection",
+            "output_scanners: []  # Empty - we only care about input prompt injection detection",
+            "`output_scanners`: now []. Why: Empty - we only care about input prompt injection detection",
+        ),
     ):
         [note] = notes(edit(path, old, new))
         assert note.content == f"{path.rsplit('/', 1)[-1]}: {said}"
@@ -205,7 +212,7 @@ def test_settings_added_or_set_in_blocks_lists_text_or_data_files_leave_no_note(
         # Text, metadata, a block opened, and a data file.
         ("/app/config/en.yml", "  greeting: Hello there, friend", "  greeting: Hi there, my old friend"),
         ("/app/config.yml", "name: api\nversion: 1", "name: web\nversion: 2"),
-        ("/app/scanners.yml", "output_scanners:\n  # none", "output_scanners: []"),
+        ("/app/scanners.yml", "output_scanners: []", "output_scanners:\n  - type: Regex"),
         ("/app/messages/en.json", '  "title_key": "a",', '  "title_key": "b",'),
     ):
         assert notes(edit(path, old, new)) == [], (path, new)
