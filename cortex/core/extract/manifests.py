@@ -89,7 +89,7 @@ _REASON = re.compile(
 _CODE = re.compile(r"`([^`]{3,})`")
 # A setting's line: `key: value` (YAML, JSON), `key = value` (TOML, INI), `KEY=value` (.env),
 # optionally quoted or exported; a list item's (`- type: X`) is no setting of its own.
-_SETTING = re.compile(r"""^\s*(?:export\s+)?["']?([A-Za-z_][\w.\-]*)["']?\s*[:=]\s*(.*?)\s*$""")
+_SETTING = re.compile(r"""^\s*(?:export\s+)?["']?([A-Za-z_][\w.\-]*)["']?\s*[:=]\s*(.*)$""")
 _QUOTED_VALUE = re.compile(r"""^("(?:[^"\\]|\\.)*"|'[^']*')\s*,?\s*(.*)$""")
 _COMMENT = re.compile(r"\s(?:#|//)\s*(.*)$")
 _BLOCK_START = frozenset({"", "{", "[", "|", ">", "|-", ">-", "(", "{{"})
@@ -238,7 +238,7 @@ def settings(text: str) -> dict[str, tuple[str, str]]:
         m = _SETTING.match(line)
         if m is None or line.lstrip().startswith(("-", "#", "//", ";")):
             continue
-        key, rest = m.groups()
+        key, rest = m.group(1), m.group(2).strip()
         quoted = _QUOTED_VALUE.match(rest)
         if quoted:
             value, tail = quoted.group(1), quoted.group(2)
