@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cortex.capture.supersession import reports_built_work
 from cortex.core.extract.manifest_merge import MAX_MERGED_CHARS
-from cortex.core.model import EdgeType, Scope, Status
+from cortex.core.model import EdgeType, Memory, Scope, Status
 from tests.capture.test_state_supersession import answer_turn, capture_turns
 from tests.support.transcript_builders import V2_1, envelope, prompt_record, tool_result_record
 
@@ -36,6 +36,18 @@ def use_turn(
         {**envelope("assistant", f"a{n}", V2_1), "message": message},
         tool_result_record(f"t{n}", result, is_error=False, top={"type": "text"}, uuid=f"r{n}"),
     ]
+
+
+def edited(project: Path, *edits: tuple[str, dict[str, object]]) -> list[Memory]:
+    """The project's memories after one turn per (prompt, Edit input), each edit applied."""
+    turns = [
+        use_turn(n, prompt, "Edit", e, "The file has been updated.") for n, (prompt, e) in enumerate(edits, 1)
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        return cx.write_store(Scope.PROJECT).all_memories()
+    finally:
+        cx.close()
 
 
 def test_a_manifest_edit_retires_the_plan_naming_a_command_it_took_out(project: Path) -> None:
@@ -88,23 +100,18 @@ def test_a_later_manifest_edit_of_the_same_entries_retires_the_earlier_note(proj
         "old_string": 'imageproc = "0.25"\n',
         "new_string": 'imageproc = "0.25"\nbase64 = "0.22"\n',
     }
-    updated = "The file has been updated."
-    turns = [
-        use_turn(1, "add base64", "Edit", add, updated),
-        use_turn(2, "it fails to build, pin ort", "Edit", pin, updated),
-        use_turn(3, "no, upgrade rust and use the rc", "Edit", back, updated),
-    ]
-    cx = capture_turns(project, turns)
-    try:
-        memories = cx.write_store(Scope.PROJECT).all_memories()
-        status = {m.content: m.status for m in memories if m.content.startswith("Cargo.toml")}
-        assert status == {
-            "Cargo.toml: added `base64` 0.22": Status.ACTIVE,  # base64 changed once only
-            "Cargo.toml: ort: 2.0 -> 1.16": Status.SUPERSEDED,  # ort changed again later
-            "Cargo.toml: ort: 1.16 -> 2.0.0-rc.10": Status.ACTIVE,
-        }
-    finally:
-        cx.close()
+    memories = edited(
+        project,
+        ("add base64", add),
+        ("it fails to build, pin ort", pin),
+        ("no, upgrade rust and use the rc", back),
+    )
+    status = {m.content: m.status for m in memories if m.content.startswith("Cargo.toml")}
+    assert status == {
+        "Cargo.toml: added `base64` 0.22": Status.ACTIVE,  # base64 changed once only
+        "Cargo.toml: ort: 2.0 -> 1.16": Status.SUPERSEDED,  # ort changed again later
+        "Cargo.toml: ort: 1.16 -> 2.0.0-rc.10": Status.ACTIVE,
+    }
 
 
 def test_a_later_change_of_a_setting_takes_over_what_the_earlier_note_still_says(project: Path) -> None:
@@ -119,25 +126,15 @@ def test_a_later_change_of_a_setting_takes_over_what_the_earlier_note_still_says
         "old_string": "  scan_prompt_timeout: 60  # first load is slow\n",
         "new_string": "  scan_prompt_timeout: 120  # 60 s was not enough for the 508 MB model\n",
     }
-    updated = "The file has been updated."
-    turns = [
-        use_turn(1, "raise the timeouts", "Edit", both, updated),
-        use_turn(2, "still times out", "Edit", one, updated),
-    ]
-    cx = capture_turns(project, turns)
-    try:
-        memories = cx.write_store(Scope.PROJECT).all_memories()
-        notes = {m.status: m.content for m in memories if m.content.startswith("scanners.yml")}
-        # Nothing the first note said is lost: the output timeout and its reason ride on.
-        prompt, output = "`scan_prompt_timeout`", "`scan_output_timeout`"
-        assert notes == {
-            Status.ACTIVE: f"scanners.yml: {prompt}: 60 -> 120; {output}: 30 -> 60"
-            ". Why: 60 s was not enough for the 508 MB model. Why: first load is slow",
-            Status.SUPERSEDED: f"scanners.yml: {prompt}: 30 -> 60; {output}: 30 -> 60"
-            ". Why: first load is slow",
-        }
-    finally:
-        cx.close()
+    memories = edited(project, ("raise the timeouts", both), ("still times out", one))
+    notes = {m.status: m.content for m in memories if m.content.startswith("scanners.yml")}
+    # Nothing the first note said is lost: the output timeout and its reason ride on.
+    prompt, output = "`scan_prompt_timeout`", "`scan_output_timeout`"
+    assert notes == {
+        Status.ACTIVE: f"scanners.yml: {prompt}: 60 -> 120; {output}: 30 -> 60"
+        ". Why: 60 s was not enough for the 508 MB model. Why: first load is slow",
+        Status.SUPERSEDED: f"scanners.yml: {prompt}: 30 -> 60; {output}: 30 -> 60. Why: first load is slow",
+    }
 
 
 def test_a_report_on_other_files_leaves_an_earlier_report_alone(project: Path) -> None:
