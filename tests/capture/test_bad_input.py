@@ -178,6 +178,10 @@ def test_a_megabyte_tool_result_is_clipped_and_the_session_goes_on(
     chunk = parse_chunk(data, 0)
     kept = [r.content for m in chunk.messages for r in m.tool_results]
     assert max(len(c) for c in kept) <= MAX_TOOL_RESULT_CHARS + 10  # head and tail, not 3 MB
+    # Cut at line ends: no half line is left to read as a statement of its own.
+    clipped = max(kept, key=len).splitlines()
+    whole = set(output.splitlines()) | {"…", "Exit code 1"}  # 2.x puts the exit code first
+    assert [line for line in clipped if line not in whole] == [], "a line was cut in two"
     report = run_capture(fcx, write(tmp_path / "big.jsonl", data))
     assert report.error is None and report.malformed == 0
     memories = stored(fcx)

@@ -148,7 +148,15 @@ def _flatten(content: object) -> str:
 
 
 def _clip(text: str) -> str:
+    """The text's head and tail, cut at line ends where a line end is near: a line cut in two
+    reads as a statement of its own (a report's "Fix: Standardize on one naming convention
+    (`.env.e")."""
     if len(text) <= MAX_TOOL_RESULT_CHARS:
         return text
     half = MAX_TOOL_RESULT_CHARS // 2
-    return f"{text[:half]}\n…\n{text[-half:]}"
+    head, tail = text[:half], text[-half:]
+    end = head.rfind("\n")
+    start = tail.find("\n")
+    head = head[:end] if end >= half // 2 else head
+    tail = tail[start + 1 :] if 0 <= start < half // 2 else tail
+    return f"{head}\n…\n{tail}"
