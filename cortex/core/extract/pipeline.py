@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -233,16 +234,26 @@ def project_relative(text: str, project_root: str | None) -> str:
     `docs/plan.md`): a note stays true when the checkout moves or a teammate reads it, and does
     not carry the machine's folders; the root itself is `.`. A Windows root matches with either
     separator, in any case."""
-    root = (project_root or "").replace("\\", "/").rstrip("/")
+    patterns = _root_patterns((project_root or "").replace("\\", "/").rstrip("/"))
+    if patterns is None:
+        return text
+    inside, bare = patterns
+    return bare.sub(".", inside.sub("", text))
+
+
+@functools.lru_cache(maxsize=16)
+def _root_patterns(root: str) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """(a path inside `root`, `root` itself) as patterns, built once per root rather than for each
+    note; None for no root, or one as wide as `/home` (its paths are not the project's)."""
     windows = _WINDOWS_DRIVE.match(root) is not None
     if root.count("/") < 2 and not windows:
-        return text  # no root, or one as wide as `/home`: its paths are not the project's
+        return None
     parts = [re.escape(p) for p in root.split("/")]
     flags = re.IGNORECASE if windows else 0
     inside = re.compile(r"[\\/]".join(parts) + r"[\\/](?=[^\s\\/])", flags)
     # The root itself ("repository \"/home/ana/app\" is not tracked"): `.`, as a relative path says.
     bare = re.compile(r"[\\/]".join(parts) + _BARE_ROOT_END, flags)
-    return bare.sub(".", inside.sub("", text))
+    return inside, bare
 
 
 def _resolve_files(
