@@ -44,9 +44,11 @@ _SETUP_PREFIX = re.compile(
 )
 _CONTINUED = re.compile(r"\\\n\s*")
 _VERSIONED = re.compile(r"[\d.]+$")  # python3 -> python, pip3.11 -> pip
+_QUOTED = r"'[^']*'|\"(?:[^\"\\]|\\.)*\""  # a single- or double-quoted shell string
 # A command line's pieces: a quoted string (kept whole), an escaped character, a step separator
 # (`&&`, `||`, `;`, `|`: group 1) or anything else.
-_STEP_PIECE = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|\\.|(&&|\|\||;|\|)|[^'"\\&|;]+|.""", re.DOTALL)
+_STEP_PIECE = re.compile(_QUOTED + r"""|\\.|(&&|\|\||;|\|)|[^'"\\&|;]+|.""", re.DOTALL)
+_QUOTED_STRING = re.compile(_QUOTED)
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
 _REDIRECT = re.compile(r"\d?>>?(?:&\d|/dev/null)?|&>(?:/dev/null)?")
 _SELF = re.compile(r"^\s*(?:cortex|python3? -m cortex)\b")
@@ -172,6 +174,12 @@ def split_steps(command: str) -> list[str]:
         else:
             steps[-1] += m.group(0)
     return steps
+
+
+def without_quoted(command: str) -> str:
+    """The command line with each quoted string emptied (`echo "a > b"` -> `echo ''`): what is
+    left is the shell's own syntax."""
+    return _QUOTED_STRING.sub("''", command)
 
 
 def command_steps(command: str) -> list[list[str]]:

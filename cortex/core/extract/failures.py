@@ -24,6 +24,7 @@ from cortex.core.extract.commands import (
     is_same_command,
     render_command,
     split_steps,
+    without_quoted,
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.runs import command_runs
@@ -73,7 +74,6 @@ _HOOK_SCRIPT = re.compile(
 )
 # Output sent to a file (`> out.txt`, `>> ~/.bashrc`), not to a stream or /dev/null.
 _WRITES_FILE = re.compile(r"(?<![<>])\d?>>?(?!&)\s*(?!/dev/null\b)[\w~./$\"'-]")
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")  # a quoted string: its `>` writes nothing
 _REDIRECT_TAIL = re.compile(r"(?:\s+\d?>&\d|\s+\d?>\s*/dev/null)+$")
 _BLOCKED = re.compile(r"\b(?:blocked|denied|prohibited|not allowed|forbidden|refused)\b", re.IGNORECASE)
 # "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
@@ -311,8 +311,8 @@ def _changes(command: str) -> bool:
     (`lsof -ti :3000 | xargs kill`), or output written to a file (`echo 'x' >> .env`)."""
     steps = [words for words in (step.split() for step in split_steps(command)) if words]
     looks = all(words[0] in _READS for words in steps)
-    unquoted = _QUOTED.sub("''", command)
-    return bool(steps) and (not looks or _WRITES_FILE.search(unquoted) is not None)
+    # A quoted `>` is text, not a redirection.
+    return bool(steps) and (not looks or _WRITES_FILE.search(without_quoted(command)) is not None)
 
 
 def _ran(commands: Sequence[str], after_text: bool) -> str:

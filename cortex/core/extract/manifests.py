@@ -172,12 +172,13 @@ def _edit_note(use: ToolUse) -> Candidate | None:
     if not isinstance(path, str) or not (is_manifest(path) or is_settings(path)):
         return None
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    settings_file = is_settings(path)
     parts: list[str] = []
     drops: list[str] = []
     keys: list[str] = []
     whys: list[str] = []
     for old_text, new_text in _sides(use):
-        if is_settings(path):
+        if settings_file:
             changes = changed_settings(old_text, new_text)
             parts += [f"`{key}`: {_setting_change(before, after)}" for key, before, after, _ in changes]
             keys += [key for key, *_ in changes]
@@ -239,6 +240,8 @@ def settings(text: str) -> dict[str, tuple[str, str]]:
         if m is None or line.lstrip().startswith(("-", "#", "//", ";")):
             continue
         key, rest = m.group(1), m.group(2).strip()
+        if key in METADATA_KEYS:
+            continue
         quoted = _QUOTED_VALUE.match(rest)
         if quoted:
             value, tail = quoted.group(1), quoted.group(2)
@@ -247,8 +250,6 @@ def settings(text: str) -> dict[str, tuple[str, str]]:
             value, tail = (rest[: comment.start()], comment.group(0)) if comment else (rest, "")
         value = value.strip().rstrip(",").strip()
         note = _COMMENT.search(" " + tail)
-        if key in METADATA_KEYS:
-            continue
         value = "" if value in _BLOCK_START else value
         if key in out:
             twice.add(key)
@@ -263,11 +264,13 @@ def changed_settings(old_text: str, new_text: str) -> list[tuple[str, str, str, 
     old, new = settings(old_text), settings(new_text)
     out = []
     for key, (value, comment) in new.items():
-        before = old.get(key, ("",))[0]
+        if key not in old:
+            continue
+        before, said_before = old[key]
         short = all(len(v.split()) <= MAX_SETTING_WORDS for v in (value, before))
         secret = REDACTED_PREFIX in value or REDACTED_PREFIX in before
-        if key in old and value and before != value and short and not secret:
-            out.append((key, old[key][0], value, comment if comment != old[key][1] else ""))
+        if value and before != value and short and not secret:
+            out.append((key, before, value, comment if comment != said_before else ""))
     return out
 
 
