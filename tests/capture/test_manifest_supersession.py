@@ -27,14 +27,14 @@ SCRIPTS_BUN = (
 
 
 def use_turn(
-    n: int, prompt: str, name: str, tool_input: dict[str, object], result: str
+    n: int, prompt: str, name: str, tool_input: dict[str, object], result: str, top: object = None
 ) -> list[dict[str, object]]:
     block = {"type": "tool_use", "id": f"t{n}", "name": name, "input": tool_input}
     message = {"id": f"msg_{n}", "type": "message", "role": "assistant", "content": [block]}
     return [
         prompt_record(prompt, uuid=f"p{n}"),
         {**envelope("assistant", f"a{n}", V2_1), "message": message},
-        tool_result_record(f"t{n}", result, is_error=False, top={"type": "text"}, uuid=f"r{n}"),
+        tool_result_record(f"t{n}", result, is_error=False, top=top or {"type": "text"}, uuid=f"r{n}"),
     ]
 
 
@@ -111,6 +111,40 @@ def test_a_later_manifest_edit_of_the_same_entries_retires_the_earlier_note(proj
         "Cargo.toml: added `base64` 0.22": Status.ACTIVE,  # base64 changed once only
         "Cargo.toml: ort: 2.0 -> 1.16": Status.SUPERSEDED,  # ort changed again later
         "Cargo.toml: ort: 1.16 -> 2.0.0-rc.10": Status.ACTIVE,
+    }
+
+
+def test_a_manifest_rewritten_whole_is_read_from_the_clients_patch_and_a_later_edit_takes_over(
+    project: Path,
+) -> None:
+    # Claude Code 2.1's record of a Write over an existing file: the new content, the old one
+    # and the patch between them (pocket-llm's package.json rewrite, here a pyproject.toml).
+    path = str(project / "pyproject.toml")
+    old = '[project]\nname = "api"\ndependencies = [\n    "fastapi>=0.110",\n    "httpx>=0.27",\n]\n'
+    new = old.replace('"fastapi>=0.110"', '"fastapi>=0.115"').replace('    "httpx>=0.27",\n', "")
+    hunk = {
+        "oldStart": 1, "oldLines": 6, "newStart": 1, "newLines": 5,
+        "lines": [" [project]", ' name = "api"', " dependencies = [", '-    "fastapi>=0.110",',
+                  '-    "httpx>=0.27",', '+    "fastapi>=0.115",', " ]"],
+    }  # fmt: skip
+    top = {"type": "update", "filePath": path, "content": new, "structuredPatch": [hunk], "originalFile": old}
+    write = use_turn(1, "bump fastapi, drop httpx", "Write", {"file_path": path, "content": new},
+                     f"The file {path} has been updated.", top)  # fmt: skip
+    edit = {"file_path": path, "old_string": '"fastapi>=0.115"', "new_string": '"fastapi>=0.116"'}
+    cx = capture_turns(
+        project, [write, use_turn(2, "and to 0.116", "Edit", edit, "The file has been updated.")]
+    )
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+    finally:
+        cx.close()
+    status = {m.content: m.status for m in memories if m.content.startswith("pyproject.toml")}
+    # fastapi changed again later: the newer note takes over what the rewrite still says
+    assert status == {
+        "pyproject.toml: dependencies fastapi: >=0.110 -> >=0.115; dependencies: removed `httpx` >=0.27": (
+            Status.SUPERSEDED
+        ),
+        "pyproject.toml: fastapi: >=0.115 -> >=0.116; dependencies: removed `httpx` >=0.27": Status.ACTIVE,
     }
 
 

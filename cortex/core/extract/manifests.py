@@ -13,6 +13,9 @@ A settings file (`scanners.yml`, `config.toml`, `.env`, `tsconfig.json`) is read
 for values changed only: `scan_prompt_timeout: ${SCAN_PROMPT_TIMEOUT:30} -> ${SCAN_PROMPT_TIMEOUT:120}`
 is a decision, where a block of new settings is the code's business. A comment the edit put on
 the changed line is the reason (`# Increased for model loading`).
+
+A file rewritten whole with Write is read from the patch the client records for it, hunk by
+hunk, as if each hunk were an edit.
 """
 
 from __future__ import annotations
@@ -112,10 +115,14 @@ def is_settings(path: str) -> bool:
     return not is_manifest(path) and (env or json or name.lower().endswith(SETTINGS_SUFFIXES))
 
 
+def _read_here(tool_input: Mapping[str, object]) -> bool:
+    path = tool_input.get("file_path")
+    return isinstance(path, str) and (is_manifest(path) or is_settings(path))
+
+
 def kept_edit_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
     """The sides of a manifest or settings edit this layer reads (nothing for any other file)."""
-    path = tool_input.get("file_path")
-    if not isinstance(path, str) or not (is_manifest(path) or is_settings(path)):
+    if not _read_here(tool_input):
         return {}
     out: dict[str, object] = {}
     for field in ("old_string", "new_string"):
@@ -132,12 +139,23 @@ def kept_edit_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
     return out
 
 
+Sides = tuple[tuple[str, str], ...]  # (old, new) text of each hunk
+
+
+def kept_patch(tool_input: Mapping[str, object], patch: Sides) -> Sides:
+    """The sides of a manifest or settings file a Write rewrote, as the client's patch gives
+    them (nothing for any other file)."""
+    if not _read_here(tool_input):
+        return ()
+    return tuple((old[:MAX_EDIT_CHARS], new[:MAX_EDIT_CHARS]) for old, new in patch)
+
+
 def extract_manifest_changes(turn: Sequence[Message]) -> list[tuple[Candidate, Message]]:
-    """One note per successful manifest edit of the turn that changes an entry."""
+    """One note per successful manifest edit (or rewrite) of the turn that changes an entry."""
     found: list[tuple[Candidate, Message]] = []
     for message in turn:
         for use in message.tool_uses:
-            if use.name in ("Edit", "MultiEdit") and use.result is not None and not use.failed:
+            if use.name in ("Edit", "MultiEdit", "Write") and use.result is not None and not use.failed:
                 candidate = _edit_note(use)
                 if candidate is not None:
                     found.append((_with_reason(candidate, turn), message))
@@ -164,6 +182,8 @@ def _sides(use: ToolUse) -> list[tuple[str, str]]:
     edits = use.input.get("edits")
     if isinstance(edits, list):
         pairs += [(e.get("old_string"), e.get("new_string")) for e in edits if isinstance(e, Mapping)]
+    if use.result is not None:
+        pairs += use.result.patch  # a Write that replaced the file: its hunks
     return [(old, new) for old, new in pairs if isinstance(old, str) and isinstance(new, str)]
 
 

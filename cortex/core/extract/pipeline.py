@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from cortex.core.extract.claims import without_unbacked_claims
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
-from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fields
+from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fields, kept_patch
 from cortex.core.extract.markers import extract_lexical
 from cortex.core.extract.merges import kept_merge_fields
 from cortex.core.extract.prose import parse_mentioned_paths
@@ -161,15 +161,19 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
         key = (result.tool_use_id, result.content)
         done = cache.get(key)
         if done is None:
-            done = cache[key] = replace(result, content=redact(result.content).text)
+            done = cache[key] = replace(result, content=redact(result.content).text, patch=())
         return done
+
+    def linked_result(use: ToolUse) -> ToolResult | None:
+        if use.result is None:
+            return None
+        sides = kept_patch(use.input, use.result.patch)  # a rewritten manifest's hunks only
+        patch = tuple((redact(old).text, redact(new).text) for old, new in sides)
+        return replace(clean_result(use.result), patch=patch) if patch else clean_result(use.result)
 
     out = []
     for message in messages:
-        uses = tuple(
-            ToolUse(u.id, u.name, _kept_input(u.input), u.result and clean_result(u.result))
-            for u in message.tool_uses
-        )
+        uses = tuple(ToolUse(u.id, u.name, _kept_input(u.input), linked_result(u)) for u in message.tool_uses)
         command = message.command
         if command is not None:
             command = replace(command, args=redact(command.args).text)

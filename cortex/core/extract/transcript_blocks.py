@@ -12,6 +12,7 @@ SESSION_START_CONTEXT_PREFIX = "SessionStart hook additional context"
 # Tool output is kept for error lines (head) and test summaries (tail), not in full.
 MAX_TOOL_RESULT_CHARS = 4000
 MAX_TEXT_CHARS = 200_000
+MAX_PATCH_HUNKS = 16  # of a rewritten file's patch kept (each side is clipped like tool output)
 
 # User-side text that the client writes, not the user: local command output, interruption
 # notices, bash-mode echoes, command caveats.
@@ -54,6 +55,11 @@ def parse_blocks(content: object) -> list[Mapping[str, object]]:
     if isinstance(content, list):
         return [b for b in content if isinstance(b, Mapping)]
     return []
+
+
+def _safe(text: str) -> str:
+    """`clean_text` less the strip, for text whose indentation means something."""
+    return _clip(text.replace("\x00", "")).encode("utf-8", "replace").decode("utf-8")
 
 
 def clean_text(text: object) -> str:
@@ -127,7 +133,36 @@ def parse_tool_result(block: Mapping[str, object], top: object) -> ToolResult | 
     if exit_match is None and isinstance(top, str):
         exit_match = _EXIT_CODE.match(top)
     exit_code = int(exit_match.group(1)) if exit_match else None
-    return ToolResult(tid, content, is_error, rejected, exit_code, interrupted)
+    patch = parse_write_patch(top) if not is_error else ()
+    return ToolResult(tid, content, is_error, rejected, exit_code, interrupted, patch=patch)
+
+
+def parse_write_patch(top: object) -> tuple[tuple[str, str], ...]:
+    """A Write over an existing file (`toolUseResult` of type `update`): each hunk of the
+    client's `structuredPatch` as (old, new) text, context lines on both sides; () otherwise."""
+    if not isinstance(top, Mapping) or top.get("type") != "update":
+        return ()
+    hunks = top.get("structuredPatch")
+    if not isinstance(hunks, list):
+        return ()
+    sides = []
+    for hunk in hunks[:MAX_PATCH_HUNKS]:
+        lines = hunk.get("lines") if isinstance(hunk, Mapping) else None
+        if not isinstance(lines, list):
+            continue
+        old: list[str] = []
+        new: list[str] = []
+        for line in lines:
+            if not isinstance(line, str) or not line:
+                continue
+            mark, text = line[0], line[1:]
+            if mark in " -":
+                old.append(text)
+            if mark in " +":
+                new.append(text)
+        if old != new:  # indentation kept: it says where a setting sits
+            sides.append((_safe("\n".join(old)), _safe("\n".join(new))))
+    return tuple(sides)
 
 
 def parse_refusal_feedback(result: ToolResult) -> str:

@@ -28,6 +28,9 @@ class ToolResult:
     # An async task's notification (2.1.x `<task-notification>` user record): a background
     # subagent's closing report (`content`, empty for a background command), not a prompt.
     notice: bool = False
+    # A Write that replaced an existing file: the client's patch of it as (old, new) sides, one
+    # per hunk with its context lines, the way an Edit's old_string/new_string read.
+    patch: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,18 @@ from cortex.core.extract.manifests import (
     kept_edit_fields,
 )
 from cortex.core.extract.pipeline import redact_messages
+from cortex.core.extract.transcript import Message, parse_chunk
 from cortex.core.model import MemoryType
-from tests.support.transcript_builders import assistant, tool, user
+from tests.support.transcript_builders import (
+    V2_1,
+    assistant,
+    envelope,
+    jsonl,
+    prompt_record,
+    tool,
+    tool_result_record,
+    user,
+)
 
 PKG = "/home/dev/golf/package.json"
 # A Next.js project's scripts as an edit left them, then the edit that took `--bun` out again.
@@ -227,5 +237,64 @@ def test_a_settings_edit_keeps_its_sides_and_a_secret_set_there_is_no_note() -> 
     port = edit("/app/.env", "PORT=3000", "PORT=3001")
     messages = redact_messages([user("rotate the key"), assistant(uses=(by_value, by_name, port))])
     assert messages[1].tool_uses[0].input["old_string"] == "BACKEND_URL=http://127.0.0.1:8080"
+    assert secret not in str(messages)
+    assert [c.content for c, _ in extract_manifest_changes(messages)] == [".env: `PORT`: 3000 -> 3001"]
+
+
+def rewrite_records(path: str, lines: list[str], *, kind: str = "update") -> bytes:
+    """A Write over `path` and its result as Claude Code 2.1 records it: the client's patch of
+    the old file in `structuredPatch` (one hunk of `lines`)."""
+    hunk = {"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3, "lines": lines}
+    top = {
+        "type": kind,
+        "filePath": path,
+        "content": "...",
+        "structuredPatch": [hunk] if kind == "update" else [],
+    }
+    use = {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": path, "content": "..."}}
+    message = {"id": "msg_w", "type": "message", "role": "assistant", "content": [use]}
+    return jsonl(
+        [
+            prompt_record("update the settings"),
+            {**envelope("assistant", "a1", V2_1), "message": message},
+            tool_result_record("w1", f"The file {path} has been updated.", is_error=False, top=top),
+        ]
+    )
+
+
+def rewritten(path: str, lines: list[str], *, kind: str = "update") -> list[Message]:
+    return redact_messages(parse_chunk(rewrite_records(path, lines, kind=kind), 0).messages)
+
+
+def test_a_file_rewritten_with_write_is_read_from_the_clients_patch() -> None:
+    lines = [
+        ' "dependencies": {',
+        '-    "zod": "^3.22.0",',
+        '+    "zod": "^3.23.8",',
+        '+    "nanoid": "^5.0.7",',
+        " },",
+    ]
+    messages = rewritten(PKG, lines)
+    assert [c.content for c, _ in extract_manifest_changes(messages)] == [
+        "package.json: dependencies zod: ^3.22.0 -> ^3.23.8; dependencies: added `nanoid` ^5.0.7"
+    ]
+    settings = [
+        " server:",
+        "-  port: 8000",
+        "+  port: 8080  # 8000 is taken by the docs server",
+        "   host: 0.0.0.0",
+    ]
+    [(note, _)] = extract_manifest_changes(rewritten("/srv/app/config.yml", settings))
+    assert note.content == "config.yml: `port`: 8000 -> 8080. Why: 8000 is taken by the docs server"
+    # A new file is no change; another file's patch is not kept past redaction.
+    assert extract_manifest_changes(rewritten(PKG, lines, kind="create")) == []
+    [_, reply, _] = rewritten("/home/dev/golf/src/app.ts", lines)
+    assert reply.tool_uses[0].result is not None and reply.tool_uses[0].result.patch == ()
+
+
+def test_a_secret_in_a_rewritten_settings_file_is_redacted_and_no_note() -> None:
+    secret = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 6
+    lines = ["-ANTHROPIC_API_KEY=old", f"+ANTHROPIC_API_KEY={secret}", "-PORT=3000", "+PORT=3001"]
+    messages = rewritten("/app/.env", lines)
     assert secret not in str(messages)
     assert [c.content for c, _ in extract_manifest_changes(messages)] == [".env: `PORT`: 3000 -> 3001"]
