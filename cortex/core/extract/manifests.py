@@ -251,8 +251,8 @@ def entries(text: str, name: str = "") -> Entries:
 
 def settings(text: str) -> dict[str, tuple[str, str]]:
     """key -> (value, comment) for each setting of a snippet, "" for a block's (`key:` over nested
-    lines); a key set twice (one per job of a workflow, say) says nothing alone and is left out,
-    as are list items."""
+    lines); a key set twice to different values (one per job of a workflow, say) says nothing
+    alone and is left out, as are list items. Set alike each time, it is one setting."""
     out: dict[str, tuple[str, str]] = {}
     twice: set[str] = set()
     for line in text.splitlines():
@@ -270,10 +270,10 @@ def settings(text: str) -> dict[str, tuple[str, str]]:
             value, tail = (rest[: comment.start()], comment.group(0)) if comment else (rest, "")
         value = value.strip().rstrip(",").strip()
         note = _COMMENT.search(" " + tail)
-        value = "" if value in _BLOCK_START else value
-        if key in out:
+        value = "" if value in _BLOCK_START else value.strip("\"'")
+        if key in out and out[key][0] != value:
             twice.add(key)
-        out[key] = (value.strip("\"'"), note.group(1).strip() if note else "")
+        out[key] = (value, note.group(1).strip() if note else out.get(key, ("", ""))[1])
     return {k: v for k, v in out.items() if k not in twice}
 
 

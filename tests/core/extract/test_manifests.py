@@ -190,6 +190,14 @@ def test_a_settings_value_changed_is_a_decision_with_the_comment_as_its_reason()
             "`timeout`: 30s -> 2m. Why: cold start",
         ),
         ("/app/tsconfig.json", '    "target": "es5",', '    "target": "ES2020",', "`target`: es5 -> ES2020"),
+        # A key set once per job and changed alike in each is one setting.
+        (
+            "/repo/.github/workflows/ci.yml",
+            "  lint:\n    runs-on: ubuntu-20.04\n  test:\n    runs-on: ubuntu-20.04",
+            "  lint:\n    runs-on: ubuntu-24.04  # 20.04 runners are retired\n"
+            "  test:\n    runs-on: ubuntu-24.04",
+            "`runs-on`: ubuntu-20.04 -> ubuntu-24.04. Why: 20.04 runners are retired",
+        ),
         # A block replaced by a one-line value (real shape: llm-guard emptied its output scanners).
         (
             "/app/scanners.yml",
@@ -212,7 +220,8 @@ def test_settings_added_or_set_in_blocks_lists_text_or_data_files_leave_no_note(
             "      with:\n        fetch-depth: 0\n        token: x",
         ),
         (workflow, "        submodules: true\n        lfs: true", "        lfs: true"),
-        # A key set once per job says nothing alone; list items are no settings of their own.
+        # A key set per job to different values says nothing alone; list items are no settings
+        # of their own.
         (
             workflow,
             "  a:\n    runs-on: ubuntu-22.04\n  b:\n    runs-on: macos-14",
