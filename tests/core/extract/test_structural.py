@@ -298,13 +298,26 @@ def test_a_diagnosis_after_a_failure_explains_it() -> None:
 def test_a_fix_command_is_one_that_changes_something_in_any_step_or_by_writing_a_file() -> None:
     port = bash("./target/release/app", "Error: Address already in use (os error 48)", error=True, tid="1")
     words = "Port 3000 is still in use by the old server."
-    for fix in ("lsof -ti :3000 | xargs kill -9", "echo 'PORT=3001' >> .env"):
+    for fix in ("lsof -ti :3000 | xargs kill -9", "echo 'PORT=3001' >> .env", "git stash && docker stop api"):
         (gotcha,) = _gotchas_after(port, words, fix)
         assert gotcha.endswith(f"(ran `{fix}`)"), gotcha
-    # Looking, whatever it pipes through or quotes, changes nothing.
-    for look in ("lsof -i :3000 | grep LISTEN", 'echo "a > b" 2>/dev/null', "ps aux > /dev/null"):
+    # Looking, whatever it pipes through or quotes, changes nothing; nor does a tool's reading
+    # subcommand (a real gotcha listed `git status` and `gh workflow list` as its fix).
+    looks = (
+        "git status",
+        "git -C api log --oneline | head",
+        "gh workflow list",
+        "docker ps -a",
+        "npm ls zod",
+    )
+    for look in ("lsof -i :3000 | grep LISTEN", 'echo "a > b" 2>/dev/null', "ps aux > /dev/null", *looks):
         (gotcha,) = _gotchas_after(port, words, look)
         assert "(ran" not in gotcha, gotcha
+    # Recording the work is no fix; a command of several lines is shown cut, not as a whole.
+    (gotcha,) = _gotchas_after(port, words, 'git add -A && git commit -m "wip: server"')
+    assert "(ran" not in gotcha, gotcha
+    (gotcha,) = _gotchas_after(port, words, "bash -c '\nfuser -k 3000/tcp\n'")
+    assert gotcha.endswith("(ran `bash -c ' …`)"), gotcha
 
 
 def test_what_the_assistant_changes_is_read_past_the_looking_or_fixing_that_leads_in() -> None:
