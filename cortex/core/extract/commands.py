@@ -52,6 +52,33 @@ _QUOTED_STRING = re.compile(_QUOTED)
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
 _REDIRECT = re.compile(r"\d?>>?(?:&\d|/dev/null)?|&>(?:/dev/null)?")
 _SELF = re.compile(r"^\s*(?:cortex|python3? -m cortex)\b")
+# Output sent to a file (`> out.txt`, `>> ~/.bashrc`), not to a stream or /dev/null.
+_WRITES_FILE = re.compile(r"(?<![<>])\d?>>?(?!&)\s*(?!/dev/null\b)[\w~./$\"'-]")
+# Commands that only look: never the fix.
+_READS = frozenset(
+    (
+        "ls", "cat", "head", "tail", "grep", "rg", "find", "ps", "pwd", "echo", "sleep", "which",
+        "whoami", "env", "printenv", "lsof", "wc", "stat", "file", "jq", "tree", "less", "more",
+        "du", "df", "curl", "wget", "open", "man", "type", "history", "date", "uname",
+    )
+)  # fmt: skip
+
+# Tools whose subcommand decides whether they only look (`git status`, `gh workflow list`,
+# `docker ps`): the first word past the tool's options says so (gh's first two).
+_READ_SUBCOMMANDS = {
+    "git": frozenset(
+        ("status", "diff", "log", "show", "blame", "describe", "rev-parse", "ls-files", "ls-remote",
+         "shortlog", "reflog", "grep", "cat-file", "check-ignore")
+    ),
+    "gh": frozenset(("list", "view", "status", "checks", "diff")),
+    "docker": frozenset(("ps", "images", "logs", "inspect", "version", "info")),
+    "kubectl": frozenset(("get", "describe", "logs", "version")),
+    "systemctl": frozenset(("status", "is-active", "list-units")),
+    **dict.fromkeys(("npm", "pnpm", "yarn", "bun"), frozenset(("ls", "list", "view", "outdated", "why"))),
+    **dict.fromkeys(("pip", "pip3"), frozenset(("list", "show", "freeze"))),
+}  # fmt: skip
+# Options that take a value before the subcommand (`git -C repo status`, `kubectl -n ns get`).
+_VALUED_OPTIONS = frozenset(("-C", "-c", "--git-dir", "--work-tree", "-n", "--namespace", "--context", "-R"))
 
 
 # A conventional commit subject (`fix(tui): ...`, `feat!: ...`): what kind of change it records.
@@ -180,6 +207,39 @@ def without_quoted(command: str) -> str:
     """The command line with each quoted string emptied (`echo "a > b"` -> `echo ''`): what is
     left is the shell's own syntax."""
     return _QUOTED_STRING.sub("''", command)
+
+
+def marked_cut(command: str, run: str) -> str:
+    """`run` (a command's first line) with `…` when lines followed it: `bash -c '` alone reads
+    as the whole command."""
+    lines = [line.rstrip() for line in command.strip().splitlines() if line.strip()]
+    cut = any(not line.endswith("\\") for line in lines[:-1])
+    return f"{run} …" if cut and not run.endswith("…") else run
+
+
+def changes_something(command: str) -> bool:
+    """Whether a command line changes something: a step that does more than look
+    (`lsof -ti :3000 | xargs kill`), or output written to a file (`echo 'x' >> .env`)."""
+    steps = [words for words in (step.split() for step in split_steps(command)) if words]
+    looks = all(_looks(words) for words in steps)
+    # A quoted `>` is text, not a redirection.
+    return bool(steps) and (not looks or _WRITES_FILE.search(without_quoted(command)) is not None)
+
+
+def _looks(words: list[str]) -> bool:
+    """Whether one step only looks: a reading command, or a tool's reading subcommand
+    (`git -C repo status`, `gh workflow list`; not `git checkout flake.nix`)."""
+    reads = _READ_SUBCOMMANDS.get(words[0])
+    if reads is None:
+        return words[0] in _READS
+    plain: list[str] = []
+    valued = False
+    for word in words[1:]:
+        if not valued and not word.startswith("-"):
+            plain.append(word)
+        valued = word in _VALUED_OPTIONS
+    # gh's subcommands are two deep (`gh workflow list`, `gh pr checks 12`; `gh status`).
+    return any(w in reads for w in plain[: 2 if words[0] == "gh" else 1])
 
 
 def command_steps(command: str) -> list[list[str]]:

@@ -17,15 +17,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from cortex.core.extract.commands import (
+    changes_something,
     clip,
     is_build_command,
     is_check_command,
     is_cortex_command,
     is_git_commit,
     is_same_command,
+    marked_cut,
     render_command,
     split_steps,
-    without_quoted,
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.runs import command_runs
@@ -73,8 +74,6 @@ _HOOK_COMMAND = re.compile(r"^\W*\[([^\]\n]+)\]:?")
 _HOOK_SCRIPT = re.compile(
     r"(?:\$\{?\w+\}?/)?((?:~/)?(?:[\w.-]+/)*[\w.-]+\.(?:py|sh|js|mjs|cjs|ts|rb|pl))(?![\w/])"
 )
-# Output sent to a file (`> out.txt`, `>> ~/.bashrc`), not to a stream or /dev/null.
-_WRITES_FILE = re.compile(r"(?<![<>])\d?>>?(?!&)\s*(?!/dev/null\b)[\w~./$\"'-]")
 _REDIRECT_TAIL = re.compile(r"(?:\s+\d?>&\d|\s+\d?>\s*/dev/null)+$")
 _BLOCKED = re.compile(r"\b(?:blocked|denied|prohibited|not allowed|forbidden|refused)\b", re.IGNORECASE)
 # "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
@@ -94,32 +93,6 @@ _THEN_CHANGE = re.compile(
     r"|(?:fix|correct|resolve|address|update)\b[^,;]*?\s+by\s+)(?=\w)",
     re.IGNORECASE,
 )
-# Commands that only look: never the fix.
-_READS = frozenset(
-    (
-        "ls", "cat", "head", "tail", "grep", "rg", "find", "ps", "pwd", "echo", "sleep", "which",
-        "whoami", "env", "printenv", "lsof", "wc", "stat", "file", "jq", "tree", "less", "more",
-        "du", "df", "curl", "wget", "open", "man", "type", "history", "date", "uname",
-    )
-)  # fmt: skip
-
-# Tools whose subcommand decides whether they only look (`git status`, `gh workflow list`,
-# `docker ps`): the first word past the tool's options says so (gh's first two).
-_READ_SUBCOMMANDS = {
-    "git": frozenset(
-        ("status", "diff", "log", "show", "blame", "describe", "rev-parse", "ls-files", "ls-remote",
-         "shortlog", "reflog", "grep", "cat-file", "check-ignore")
-    ),
-    "gh": frozenset(("list", "view", "status", "checks", "diff")),
-    "docker": frozenset(("ps", "images", "logs", "inspect", "version", "info")),
-    "kubectl": frozenset(("get", "describe", "logs", "version")),
-    "systemctl": frozenset(("status", "is-active", "list-units")),
-    **dict.fromkeys(("npm", "pnpm", "yarn", "bun"), frozenset(("ls", "list", "view", "outdated", "why"))),
-    **dict.fromkeys(("pip", "pip3"), frozenset(("list", "show", "freeze"))),
-}  # fmt: skip
-# Options that take a value before the subcommand (`git -C repo status`, `kubectl -n ns get`).
-_VALUED_OPTIONS = frozenset(("-C", "-c", "--git-dir", "--work-tree", "-n", "--namespace", "--context", "-R"))
-
 Found = list[tuple[Candidate, Message]]
 
 
@@ -316,46 +289,13 @@ def _fix_commands(calls: Sequence[tuple[ToolUse, Message]], until: Message | Non
         command = _command(use)
         if command and use.failed is False:
             run = render_command(command)
-            changes = _changes(run) and not is_same_command(run, shown) and not is_git_commit(run)
+            changes = changes_something(run) and not is_same_command(run, shown) and not is_git_commit(run)
             if changes and not is_test_run(run) and not is_check_command(run):
-                run = _marked_cut(command, run)
+                run = marked_cut(command, run)
                 out += [run] if run not in out else []
         if message is until or len(out) == MAX_FIX_COMMANDS:
             break
     return out
-
-
-def _marked_cut(command: str, run: str) -> str:
-    """`run` (a command's first line) with `…` when lines followed it: `bash -c '` alone reads
-    as the whole command."""
-    lines = [line.rstrip() for line in command.strip().splitlines() if line.strip()]
-    cut = any(not line.endswith("\\") for line in lines[:-1])
-    return f"{run} …" if cut and not run.endswith("…") else run
-
-
-def _changes(command: str) -> bool:
-    """Whether a command line changes something: a step that does more than look
-    (`lsof -ti :3000 | xargs kill`), or output written to a file (`echo 'x' >> .env`)."""
-    steps = [words for words in (step.split() for step in split_steps(command)) if words]
-    looks = all(_looks(words) for words in steps)
-    # A quoted `>` is text, not a redirection.
-    return bool(steps) and (not looks or _WRITES_FILE.search(without_quoted(command)) is not None)
-
-
-def _looks(words: Sequence[str]) -> bool:
-    """Whether one step only looks: a reading command, or a tool's reading subcommand
-    (`git -C repo status`, `gh workflow list`; not `git checkout flake.nix`)."""
-    reads = _READ_SUBCOMMANDS.get(words[0])
-    if reads is None:
-        return words[0] in _READS
-    plain: list[str] = []
-    valued = False
-    for word in words[1:]:
-        if not valued and not word.startswith("-"):
-            plain.append(word)
-        valued = word in _VALUED_OPTIONS
-    # gh's subcommands are two deep (`gh workflow list`, `gh pr checks 12`; `gh status`).
-    return any(w in reads for w in plain[: 2 if words[0] == "gh" else 1])
 
 
 def _ran(commands: Sequence[str], after_text: bool) -> str:
