@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from cortex.core.extract.transcript_blocks import CLIP_MARK
+
 MAX_SENTENCE_CHARS = 400
 
 _FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
@@ -52,8 +54,8 @@ def parse_prose_blocks(text: str) -> list[str]:
             fence = opener.group(1)
             continue
         stripped = line.strip()
-        if not stripped or _HEADING.match(line):
-            flush()
+        if not stripped or _HEADING.match(line) or stripped == CLIP_MARK:
+            flush()  # a clipped result's head and tail are not one paragraph
         elif stripped.startswith((">", "|")) or line.startswith(("    ", "\t")):
             flush()  # quoted text is someone else's statement; tables and indented code are data
         elif _LIST_MARKER.match(line):

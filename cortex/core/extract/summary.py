@@ -29,6 +29,7 @@ from cortex.core.extract.speech import (
     without_offers,
 )
 from cortex.core.extract.transcript import Message
+from cortex.core.extract.transcript_blocks import CLIP_MARK
 from cortex.core.extract.turn_texts import delegated_reports, final_text
 from cortex.core.extract.turns import split_turns
 from cortex.core.model import Candidate, Layer, MemoryType
@@ -175,9 +176,10 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
     # "Yes - the branch is up to date") says how things stand now: all of it is state.
     answer = bool(lines) and _ANSWER.match(lines[0]) is not None
     for group in _section_groups(lines):
-        if section := _section_text(group):
+        headless = group[:1] == [CLIP_MARK]  # a clipped result's tail: its heading was cut away
+        if section := _section_text(group[1:] if headless else group):
             left_open = answer or leaves_it_open(group) or (choices and option_lines(group) > 0)
-            candidate = _section_candidate(section, left_open)
+            candidate = _section_candidate(section, left_open, headless)
             if untyped or candidate.type is not MemoryType.CONTEXT:
                 found.append((candidate, message))
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
@@ -222,12 +224,15 @@ def _is_heading(line: str) -> bool:
 def report_sections(lines: Sequence[str]) -> list[str]:
     """The report cut before each heading that follows body text; sections that say too little
     are dropped, long ones cut at a line boundary."""
-    return [s for s in (_section_text(g) for g in _section_groups(lines)) if s]
+    return [s for s in (_section_text([x for x in g if x != CLIP_MARK]) for g in _section_groups(lines)) if s]
 
 
 def _section_groups(lines: Sequence[str]) -> list[list[str]]:
     groups: list[list[str]] = [[]]
     for line in lines:
+        if line == CLIP_MARK:  # what stood between a clipped result's head and tail is gone
+            groups.append([line])
+            continue
         if _is_heading(line) and any(not _is_heading(x) for x in groups[-1]):
             groups.append([])
         groups[-1].append(line)
@@ -323,6 +328,9 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
     heading = ""
     listed = False  # bullets followed a heading ending in a colon: it introduced them
     for line in lines:
+        if line == CLIP_MARK:  # the tail of a clipped result: the heading over it is gone
+            heading, pending, listed = "", None, False
+            continue
         bullet = _BULLET.match(line) is not None
         if heading.endswith((":", "\uff1a")) and listed and not bullet:
             heading = ""  # "The detector now:" covers its list, not the note after it
@@ -352,8 +360,8 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
     return items
 
 
-def _section_candidate(section: str, left_open: bool) -> Candidate:
-    kind = section_kind(section)
+def _section_candidate(section: str, left_open: bool, headless: bool = False) -> Candidate:
+    kind = MemoryType.CONTEXT if headless else section_kind(section)
     if left_open or (kind in _SETTLED_ONLY and is_guess(section)):
         kind = MemoryType.PROGRESS  # options, a question to the user or a guess: not settled yet
     tag = STATE_TAG if kind is MemoryType.PROGRESS else REPORT_TAG

@@ -12,6 +12,7 @@ SESSION_START_CONTEXT_PREFIX = "SessionStart hook additional context"
 # Tool output is kept for error lines (head) and test summaries (tail), not in full.
 MAX_TOOL_RESULT_CHARS = 4000
 MAX_TEXT_CHARS = 200_000
+CLIP_MARK = "…"  # the line where a clipped tool result's head ends and its tail begins
 MAX_PATCH_HUNKS = 16  # of a rewritten file's patch kept (each side is clipped like tool output)
 
 # User-side text that the client writes, not the user: local command output, interruption
@@ -194,4 +195,4 @@ def _clip(text: str) -> str:
     start = tail.find("\n")
     head = head[:end] if end >= half // 2 else head
     tail = tail[start + 1 :] if 0 <= start < half // 2 else tail
-    return f"{head}\n…\n{tail}"
+    return f"{head}\n{CLIP_MARK}\n{tail}"

@@ -12,6 +12,7 @@ from cortex.core.extract.prose import (
     parse_sentences,
     quoted_spans,
 )
+from cortex.core.extract.transcript_blocks import CLIP_MARK
 
 
 def test_blocks_leave_out_code_quotes_tables_and_headings() -> None:
@@ -31,6 +32,15 @@ def test_blocks_leave_out_code_quotes_tables_and_headings() -> None:
         "First paragraph\ncontinues here.",
         "item one",
         "item two\nLast one.",
+    ]
+
+
+def test_a_clipped_texts_head_and_tail_are_not_one_paragraph() -> None:
+    # What stood between them is gone: joined, they would read as one sentence.
+    clipped = f"The deploy failed because the build step\n{CLIP_MARK}\nruns on every push to main now."
+    assert parse_prose_blocks(clipped) == [
+        "The deploy failed because the build step",
+        "runs on every push to main now.",
     ]
 
 

@@ -416,3 +416,28 @@ def test_a_closing_lead_in_whose_list_or_code_was_cut_is_not_kept() -> None:
     assert not any("what you need to do" in t for t in texts)
     assert "Render setup: For production, you should set up a separate Convex production deployment." in texts
     assert not any(t.rstrip().endswith(":") for t in texts)
+
+
+def test_a_clipped_reports_head_and_tail_are_never_one_note() -> None:
+    # A long subagent review (real shape, shortened): its output is kept as head and tail only.
+    # The head ends in a section of short lines, the tail opens with a list whose heading the
+    # clip took away; read as one section they made a gotcha of praise ("Location: ... line
+    # 121 / Issue: ... / … / - Bash Best Practices: ...").
+    filler = "".join(f"- Checked `scripts/test-{i}.sh`: exit codes and quoting are fine\n" for i in range(28))
+    head = (
+        "## Code Review\n" + filler + "### Major Issues (3)\n"
+        "Location: `scripts/setup-dev-env.sh` line 121\n"
+        "Issue: Creates `.env.example`, docs say `.env.template`\n"
+    )
+    tail = "".join(
+        f"- Bash Best Practices {i}: scripts use proper error handling and quoting\n" for i in range(27)
+    )
+    report = head + "x" * 600 + "\n" + tail
+    assert len(head) < 2000 < len(head) + 600 and len(tail) < 2000 < len(report) - 2000
+    messages = _delegation([{"type": "text", "text": report}], top={"content": []})
+    [clipped] = [r.content for m in messages for r in m.tool_results]
+    assert "`.env.template`\n…\n- Bash Best Practices" in clipped  # the clip fell between the two
+    found = [c for c, _ in extract_reports(messages)]
+    assert not [c for c in found if "line 121" in c.content and "Bash Best" in c.content]
+    # Nothing says what the tail's list is any more: it is no finding.
+    assert not [c for c in found if "Bash Best" in c.content and c.type is not MemoryType.CONTEXT]
