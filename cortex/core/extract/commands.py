@@ -7,12 +7,26 @@ import re
 MAX_COMMAND_CHARS = 120
 SAME_COMMAND_MIN_JACCARD = 0.6
 
+_RUNNERS = r"(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest)(?![\w.-])"
 _TEST = re.compile(
-    r"(?:^|[\s;&|(])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest)(?![\w.-])"
+    rf"(?:^|[\s;&|(]){_RUNNERS}"
+    # A runner started by its path at the head of a step (`vendor/bin/phpunit`, `./node_modules/.bin/jest`).
+    rf"|(?:^|[;&|(])\s*(?:[\w.~-]*/)+{_RUNNERS}"
     r"|\b(?:python3?|uv run|poetry run|pipenv run|hatch run)\s+(?:-m\s+)?(?:pytest|unittest)\b"
     r"|\b(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test\b|\bcargo\s+(?:test|nextest)\b|\bgo\s+test\b"
     r"|\bmix\s+test\b|\bmake\s+(?:test|check)\b|\bgradlew?\s+test\b|\bmvn\s+(?:\S+\s+)*test\b"
-    r"|\bdotnet\s+test\b|\bdeno\s+test\b|\bswift\s+test\b"
+    r"|\bdotnet\s+test\b|\bdeno\s+test\b|\bswift\s+test\b|\bplaywright\s+test\b|\bartisan\s+test\b"
+    r"|\b(?:flutter|dart|sbt|lein)\s+test\b|\brake\s+(?:test|spec)\b|\brails\s+test\b"
+)
+# A step that names a runner without running it: installs it, locates it, reads or edits it
+# (`pip install pytest`, `npm i -D jest`, `which pytest`).
+_NOT_A_RUN = re.compile(
+    r"^\s*(?:sudo\s+)?(?:(?:python3?\s+-m\s+)?pip3?|pipx|uv\s+(?:add|remove|pip|tool|sync)"
+    r"|poetry\s+(?:add|remove|install)|pdm\s+(?:add|remove)|conda|mamba"
+    r"|npm\s+(?:i|install|ci|uninstall|remove|add|view|info|ls)|yarn\s+(?:add|remove|install|global)"
+    r"|pnpm\s+(?:add|install|i|remove)|bun\s+(?:add|install|i|remove)|brew|apt(?:-get)?|dnf|yum|pacman"
+    r"|cargo\s+(?:install|add|remove)|go\s+(?:install|get)|gem\s+install|composer\s+(?:require|install)"
+    r"|which|type|command\s+-v|whereis|man|cat|ls|echo|printf|grep|rg|find|head|tail|less|git|cd|pushd)\b"
 )
 _BUILD = re.compile(
     r"^(?:make|cmake|ninja|cargo|go|npm|npx|yarn|pnpm|bun|pip3?|uv|poetry|pipenv|mix|rebar3|"
@@ -123,8 +137,13 @@ def docs_commit_scope(subject: str) -> str | None:
 
 
 def is_test_command(command: str) -> bool:
-    """pytest, npm test, cargo test, go test, mix test, make test and the like."""
-    return _TEST.search(command) is not None
+    """pytest, npm test, cargo test, go test, mix test, make test and the like, run (not
+    installed or looked up: `pip install pytest`, `which jest`)."""
+    if _TEST.search(command) is None:
+        return False
+    naming = [step for step in split_steps(command) if _TEST.search(step)]
+    # No step names it alone when its words span a line break: a run, as before.
+    return not naming or any(not _NOT_A_RUN.match(step) for step in naming)
 
 
 def is_build_command(command: str) -> bool:

@@ -216,6 +216,47 @@ def test_version_and_collect_only_are_not_test_runs() -> None:
     assert outcome.verdict is UNKNOWN
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_installing_or_locating_a_runner_runs_no_test(version: str) -> None:
+    # Real shapes: setting up a suite names its runner; nothing ran, so nothing passed.
+    for command, output in (
+        (
+            "pip install pytest pytest-cov",
+            "Successfully installed coverage-7.6.1 pytest-8.3.2 pytest-cov-5.0.0",
+        ),
+        ("python -m pip install -U pytest", "Requirement already satisfied: pytest in ./.venv/lib"),
+        ("uv add --dev pytest", "Resolved 12 packages in 80ms\n + pytest==8.3.2"),
+        ("npm install --save-dev jest @types/jest", "added 292 packages, and audited 293 packages in 9s"),
+        ("which pytest", "/home/dev/proj/.venv/bin/pytest"),
+        ("cat pytest.ini", "[pytest]\naddopts = -q"),
+    ):
+        assert one_run(command, output, version=version) == [], command
+        assert not is_test_run(command)
+    # Installed, then run: the run is the verdict.
+    assert one_run("pip install pytest && pytest -q", "Successfully installed pytest\n3 passed in 0.1s") == [
+        "Tests passed: `pip install pytest && pytest -q` (3 passed in 0.1s)"
+    ]
+
+
+def test_runners_started_by_path_or_through_a_framework_are_read() -> None:
+    assert one_run(
+        "vendor/bin/phpunit 2>&1 | tail -3", "FAILURES!\nTests: 5, Assertions: 10, Failures: 1."
+    ) == ["Tests failing: `vendor/bin/phpunit` (FAILURES!)"]
+    assert one_run("./node_modules/.bin/jest", "Tests:       12 passed, 12 total") == [
+        "Tests passed: `./node_modules/.bin/jest` (Tests: 12 passed, 12 total)"
+    ]
+    assert one_run("npx playwright test | tail -3", "  2 failed\n  5 passed (10s)") == [
+        "Tests failing: `npx playwright test` (2 failed)"
+    ]
+    assert (
+        is_test_run("php artisan test")
+        and is_test_run("flutter test")
+        and is_test_run("bundle exec rake spec")
+    )
+    # A path to a runner that something else reads is no run.
+    assert not is_test_run("ls node_modules/.bin/jest")
+
+
 def test_not_started_has_the_reason() -> None:
     output = "Exit code 1\n/bin/bash: line 1: cd: api: No such file or directory"
     outcome = parse_test_outcome("cd api && pytest", output, is_error=True, exit_code=1)
