@@ -69,11 +69,17 @@ _NO_OUTCOME = re.compile(
     r"|^\[Request interrupted",
     _M | re.IGNORECASE,
 )
-# A run that found nothing to run passed nothing.
+# A run that found nothing to run, or skipped all it found, passed nothing.
 _NO_TESTS = re.compile(
     r"\bno tests ran\b|\bno tests? (?:files? )?found\b|\bthere are no tests to run\b|\bcollected 0 items\b"
-    r"|\bRan 0 tests\b|\b0 tests?, 0 failures\b",
-    re.IGNORECASE,
+    r"|\bRan 0 tests\b|\b0 tests?, 0 failures\b|\[no test files\]|\brunning 0 tests\b"
+    r"|^\W*\d+ (?:skipped|deselected)(?:, \d+ (?:skipped|deselected|xfailed|warnings?))* in [\d.]+m?s\b"
+    r"|^Tests:\s+\d+ skipped, \d+ total",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A summary that counts tests that ran (`3 passed`, `Ran 4 tests`, go's `ok  pkg  0.1s`).
+_SOME_RAN = re.compile(
+    r"\b[1-9]\d* (?:passed|passing|pass|tests?|examples?|doctests?|specs?)\b|^ok\s+\S+\s", re.MULTILINE
 )
 # `echo "exit=$?"` / `echo ${PIPESTATUS[0]}` in the command, the number in the output.
 _ECHOES_STATUS = re.compile(r"\$\?|\$\{?PIPESTATUS")
@@ -114,7 +120,7 @@ def parse_test_outcome(command: str, output: str, *, is_error: bool, exit_code: 
     if not text:  # nothing to read: only the test command's own failure status says anything
         failed = run.status_is_its_own and (is_error or bool(exit_code))
         return RunOutcome(Verdict.FAILED if failed else Verdict.UNKNOWN)
-    if _NO_TESTS.search(text) and not _FAIL_SUMMARY.search(text):
+    if _NO_TESTS.search(text) and not _FAIL_SUMMARY.search(text) and not _SOME_RAN.search(text):
         return RunOutcome(Verdict.UNKNOWN)
     summaries = _summary_lines(text)
     if summaries:

@@ -195,6 +195,26 @@ def test_runner_summaries_behind_a_pipe(output: str, verdict: Verdict, summary: 
     assert outcome == RunOutcome(verdict, summary)
 
 
+@pytest.mark.parametrize(
+    ("command", "output", "verdict"),
+    [
+        # Everything skipped, or nothing to run: exit 0, and nothing passed.
+        ("pytest -q", "sssss\n5 skipped in 0.10s", UNKNOWN),
+        ("pytest -q", "===== 5 skipped, 1 warning in 0.10s =====", UNKNOWN),
+        ("npx jest", "Tests:       3 skipped, 3 total", UNKNOWN),
+        ("go test ./...", "?   \texample.com/cmd\t[no test files]", UNKNOWN),
+        ("cargo test", "running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored", UNKNOWN),
+        # Some ran beside those: the run is evidence as before.
+        ("pytest -q", "..s\n2 passed, 1 skipped in 0.10s", PASS),
+        ("go test ./...", "?   \texample.com/cmd\t[no test files]\nok  \texample.com/pkg\t0.02s", PASS),
+        ("cargo test", "running 5 tests\ntest result: ok. 5 passed; 0 failed\n   Doc-tests app\n"
+         "running 0 tests\ntest result: ok. 0 passed; 0 failed", PASS),
+    ],
+)  # fmt: skip
+def test_a_run_that_ran_no_test_passed_nothing(command: str, output: str, verdict: Verdict) -> None:
+    assert parse_test_outcome(command, output, is_error=False, exit_code=0).verdict is verdict
+
+
 def test_a_passing_summary_with_a_failing_own_status_is_a_failure() -> None:
     # pytest-cov's threshold fails the run after "5 passed".
     output = "5 passed in 1.0s\nFAIL Required test coverage of 90% not reached"
