@@ -36,9 +36,12 @@ _BUILD = re.compile(
 # Builds, linters and type checkers: a success says the code is in a known good state.
 _CHECK = re.compile(
     r"^(?:cargo (?:build|check|clippy)|go (?:build|vet)|(?:npm|pnpm|yarn|bun) (?:run )?"
-    r"(?:build|lint|typecheck|type-check|check)\b|tsc\b|mypy\b|ruff check\b|eslint\b|"
-    r"flake8\b|pylint\b|make(?: (?:all|build))?$|gradlew? build\b|mvn (?:compile|package|verify)\b|"
-    r"dotnet build\b|swift build\b|xcodebuild\b|docker build\b|next build\b|nix (?:build|flake check)\b)"
+    r"(?:build|lint|typecheck|type-check|check)\b|make(?: (?:all|build))?$|gradlew? build\b"
+    r"|mvn (?:compile|package|verify)\b|dotnet build\b|swift build\b|xcodebuild\b|docker build\b"
+    r"|nix (?:build|flake check)\b"
+    # A checker run as itself or through the project's runner (`npx tsc`, `uv run mypy`).
+    r"|(?:(?:npx|bunx|pnpm(?: exec)?|yarn|uv run|poetry run|pipenv run|python3? -m) )?"
+    r"(?:tsc|mypy|ruff check|eslint|flake8|pylint|next build)\b)"
 )
 _GIT_COMMIT = re.compile(r"\bgit\b(?:\s+-[Cc]\s+\S+)*\s+commit\b")
 _COMMIT_OUTPUT = re.compile(r"^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)

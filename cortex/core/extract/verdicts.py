@@ -172,7 +172,8 @@ def parse_command_outcome(command: str, output: str, *, is_error: bool, exit_cod
         return parse_test_outcome(command, output, is_error=is_error, exit_code=exit_code)
     text = output.strip()
     run = _locate(command, test=False)
-    if run is None or _NO_OUTCOME.search(text[:300]):
+    # `tsc --version`, `cargo build --help`: the tool answered, nothing was checked.
+    if run is None or run.info_only or _NO_OUTCOME.search(text[:300]):
         return RunOutcome(Verdict.UNKNOWN)
     status = _exit_status(command, text, run, is_error, exit_code)
     not_started = _NOT_STARTED.search(text)

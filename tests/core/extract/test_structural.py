@@ -443,6 +443,11 @@ def test_a_passing_check_is_the_current_state_of_that_command() -> None:
     assert not [c for c in run(*turn("build it", hidden)) if "succeeds" in c.content]
     # Not a check: running a server or installing says nothing about the code's state.
     assert not [c for c in run(*turn("go", bash("npm install", "added 3 packages", tid="3")))]
+    # A checker run through the project's runner is one; asked its version or help, it checked nothing.
+    npx = bash("npx tsc --noEmit", "", tid="4")
+    assert [c.content for c in run(*turn("types?", npx))] == ["`npx tsc --noEmit` succeeds"]
+    for info, said in (("tsc --version", "Version 5.4.5"), ("cargo build --help", "Compile a local package")):
+        assert not [c for c in run(*turn("which tsc?", bash(info, said, tid="5")))], info
 
 
 def test_a_failing_build_and_a_test_verdict_are_keyed_states() -> None:
