@@ -45,6 +45,12 @@ _CHECK = re.compile(
 )
 _GIT_COMMIT = re.compile(r"\bgit\b(?:\s+-[Cc]\s+\S+)*\s+commit\b")
 _COMMIT_OUTPUT = re.compile(r"^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
+_NOT_COMMITTED = re.compile(
+    r"\bnothing (?:added )?to commit\b|\bno changes added to commit\b|\bhook exited with code [1-9]"
+    r"|\b(?:pre-commit|commit-msg) hook failed\b|\bPre-commit validation failed\b",
+    re.IGNORECASE,
+)
+_DRY_RUN = re.compile(r"\bgit\b[^|;&]*\scommit\b[^|;&]*\s--dry-run\b")
 _COMMIT_MESSAGE = re.compile(r"""-m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
 _HEREDOC = re.compile(r"<<-?\s*'?(\w+)'?\n(.*?)\n\s*\1\b", re.DOTALL)
 _ERROR_LINE = re.compile(
@@ -199,10 +205,14 @@ def _retry_words(command: str) -> list[str]:
 
 def parse_commit(command: str, output: str) -> tuple[str, str]:
     """(short sha, subject) of a commit: from git's `[branch sha] subject` line, else from
-    the `-m` message or heredoc in the command (sha then empty)."""
+    the `-m` message or heredoc in the command (sha then empty); ("", "") when the output
+    shows nothing was committed (nothing staged, a hook refused it, a dry run) behind an exit
+    status that hid it (`| tail`, `|| true`)."""
     out = _COMMIT_OUTPUT.search(output)
     if out:
         return out.group(1), out.group(2).strip()
+    if _NOT_COMMITTED.search(output) or _DRY_RUN.search(command):
+        return "", ""
     heredoc = _HEREDOC.search(command)
     if heredoc:
         return "", first_line(heredoc.group(2))

@@ -89,6 +89,19 @@ def test_parse_commit() -> None:
     assert parse_commit('git commit -m "fix: a\\n\\nbody"', "") == ("", "fix: a")
     assert parse_commit("git commit -m 'single'", "") == ("", "single")
     assert parse_commit("git commit", "") == ("", "")
+    # Output that shows nothing was committed, behind a status that hid it (real wordings).
+    for command, output in (
+        ('git commit -m "feat: parser" || true', "On branch main\nnothing to commit, working tree clean"),
+        ('git commit -m "feat: parser" 2>&1 | tail -2', "husky - pre-commit hook exited with code 1 (error)"),
+        (
+            'git commit --dry-run -m "feat: parser"',
+            "On branch main\nChanges to be committed:\n\tmodified: a.py",
+        ),
+    ):
+        assert parse_commit(command, output) == ("", ""), output
+    # A quiet commit says nothing, and what follows it does not undo it.
+    quiet = 'git commit -q -m "feat: parser" && echo committed && git push'
+    assert parse_commit(quiet, "committed\nTo github.com:dev/app.git") == ("", "feat: parser")
 
 
 def test_git_add_paths() -> None:
