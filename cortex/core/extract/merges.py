@@ -9,6 +9,7 @@ then `git branch -d feature/x` and `git push origin --delete feature/x`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,11 @@ _GH_TAKES_VALUE = frozenset(
 )  # fmt: skip
 
 
+# What gh prints when it did not merge: the pull request cannot be merged, gh's own error (a
+# line opening with `X`), or `--auto` queueing it until its checks pass.
+_NOT_MERGED = re.compile(
+    r"\bis not mergeable\b|^\s*X |\bwill be automatically merged\b|\bGraphQL: ", re.MULTILINE
+)
 # What a merge tool's call says of the merge (camelCase and snake_case servers): extraction keeps
 # these of a call's input, with the command of a Bash call.
 _NUMBER_FIELDS = ("pullNumber", "pull_number")
@@ -86,7 +92,8 @@ def _merge(use: ToolUse) -> Merge | None:
         return _mcp_merge(use.input, use.result.content)
     for words in _bash_steps(use):
         if words[:3] == ["gh", "pr", "merge"]:
-            return _gh_merge(words[3:])
+            # Behind `| tail` or `|| true` a refusal exits 0; `--auto` only queues the merge.
+            return None if _NOT_MERGED.search(use.result.content) else _gh_merge(words[3:])
     return None
 
 

@@ -79,7 +79,18 @@ def test_no_merge_no_note() -> None:
     not_merged = mcp_merge('{"merged":false,"message":"Base branch was modified"}', tid="3")
     viewed = bash("gh pr view 12 && git branch -d old", "title: x", tid="4")
     quoted = bash("echo 'gh pr merge 12 --squash'", "gh pr merge 12 --squash", tid="5")
-    for calls in ([failed], [refused], [not_merged], [viewed], [quoted]):
+    # gh's refusal behind a pipe exits 0, and `--auto` only queues the merge (real wordings).
+    hidden = bash(
+        "gh pr merge 12 --squash 2>&1 | tail -2",
+        "X Pull request #12 is not mergeable: the merge commit cannot be cleanly created.",
+        tid="6",
+    )
+    queued = bash(
+        "gh pr merge 12 --auto --squash",
+        "✓ Pull request #12 will be automatically merged via squash when all requirements are met",
+        tid="7",
+    )
+    for calls in ([failed], [refused], [not_merged], [viewed], [quoted], [hidden], [queued]):
         assert merge_note(calls) is None, calls[0].input
     # A branch deleted without a merge in the turn is no convention either.
     messages = [user("clean up"), assistant(uses=(viewed,))]
