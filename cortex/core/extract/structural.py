@@ -54,6 +54,7 @@ class _Turn:
 
 _WINDOWS_ROOT = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|//)")  # C:\ , C:/ , \\server\share
 _HOME = ("~", "$HOME", "${HOME}", "%USERPROFILE%", "%HOMEPATH%")
+_CD_TARGET = re.compile(r"""^\s*cd\s+("[^"]*"|'[^']*'|\S+)\s*(?:&&|;)""")
 
 
 def relative_path(path: str, project_root: str | None) -> str | None:
@@ -79,8 +80,8 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
     found: Found = []
     for turn in _turns(messages):
         found.extend(_edits(turn, project_root))
-        found.extend(_tests(turn))
-        found.extend(_checks(turn))
+        found.extend(_tests(turn, project_root))
+        found.extend(_checks(turn, project_root))
         found.extend(_commits(turn, project_root))
         found.extend(_merges(turn))
         found.extend(extract_service_errors(turn.messages))
@@ -137,22 +138,38 @@ def _edits(turn: _Turn, project_root: str | None) -> Found:
     return [(_candidate(content, MemoryType.PROGRESS, files, 0.55, 3, (EDITS_TAG,)), last)]
 
 
-def _runs(turn: _Turn) -> list[tuple[str, ToolResult, Message]]:
-    """(command, result, message) of each Bash call that ran: refused and interrupted calls,
-    and calls with no result yet, did not."""
+def _runs(turn: _Turn, project_root: str | None) -> list[tuple[str, ToolResult, Message]]:
+    """(command, result, message) of each Bash call that ran in the project: refused and
+    interrupted calls, and calls with no result yet, did not."""
     runs = []
     for use, message in _calls(turn.messages):
         command, result = _command(use), use.result
-        if command is not None and result is not None and not result.rejected and not result.interrupted:
+        ran = result is not None and not result.rejected and not result.interrupted
+        if command is not None and result is not None and ran and not _elsewhere(command, project_root):
             runs.append((command, result, message))
     return runs
 
 
-def _tests(turn: _Turn) -> Found:
+def _elsewhere(command: str, project_root: str | None) -> bool:
+    """The command starts in a folder outside the project (`cd /tmp/repro && pytest`): what its
+    run shows is another checkout's state. A relative or home-relative folder is taken as
+    the project's (where it leads is not known here)."""
+    m = _CD_TARGET.match(command)
+    if not project_root or m is None:
+        return False
+    target = m.group(1).strip("\"'").replace("\\", "/").rstrip("/")
+    if not (target.startswith("/") or _WINDOWS_ROOT.match(target)):
+        return False
+    same = target.casefold() == project_root.replace("\\", "/").rstrip("/").casefold()
+    return not same and relative_path(target, project_root) is None
+
+
+def _tests(turn: _Turn, project_root: str | None) -> Found:
     """The last run with evidence of each test command: a refused, interrupted, timed-out or
-    unreadable run, or one that never started (`cd` failed), is no verdict."""
+    unreadable run, one that never started (`cd` failed), or one in another checkout is no
+    verdict."""
     outcomes: dict[str, tuple[bool, str, Message]] = {}
-    for command, result, message in _runs(turn):
+    for command, result, message in _runs(turn, project_root):
         outcome = parse_test_outcome(
             command, result.content, is_error=result.is_error, exit_code=result.exit_code
         )
@@ -169,11 +186,11 @@ def _tests(turn: _Turn) -> Found:
     return found
 
 
-def _checks(turn: _Turn) -> Found:
+def _checks(turn: _Turn, project_root: str | None) -> Found:
     """A build, lint or type check whose last run in the turn succeeded: its current state,
     which replaces an older "Command failing" note of the same command."""
     last: dict[str, tuple[bool, Message]] = {}
-    for command, result, message in _runs(turn):
+    for command, result, message in _runs(turn, project_root):
         shown = render_command(command)
         if is_check_command(shown) and not is_test_run(shown):
             outcome = parse_command_outcome(

@@ -258,6 +258,21 @@ def test_installing_or_locating_a_runner_runs_no_test(version: str) -> None:
     ]
 
 
+def test_a_run_in_another_checkout_is_no_verdict_of_the_project() -> None:
+    # A scratch reproduction or a second repository: its tests say nothing of this project's.
+    for command in (
+        "cd /tmp/repro && pytest -q",
+        'cd "/home/dev/other repo" && npm test',
+        "cd /home/dev/project && pytest",
+    ):
+        assert one_run(command, "3 passed in 0.1s") == [], command
+    # Inside the project (by its full path, a subfolder or a relative one), the run counts.
+    for command in (f"cd {ROOT} && pytest -q", f"cd {ROOT}/api && pytest -q", "cd api && pytest -q"):
+        assert one_run(command, "3 passed in 0.1s") == ["Tests passed: `pytest -q` (3 passed in 0.1s)"], (
+            command
+        )
+
+
 def test_runners_started_by_path_or_through_a_framework_are_read() -> None:
     assert one_run(
         "vendor/bin/phpunit 2>&1 | tail -3", "FAILURES!\nTests: 5, Assertions: 10, Failures: 1."
