@@ -32,7 +32,7 @@ from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.runs import command_runs
 from cortex.core.extract.speech import is_guess, is_talk, without_acknowledgement
 from cortex.core.extract.transcript import Message, Role, ToolUse
-from cortex.core.extract.verdicts import is_test_run
+from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
 
@@ -274,10 +274,17 @@ def _command(use: ToolUse) -> str | None:
 
 
 def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> Message | None:
+    """The message of the next run of the same command that succeeded by the evidence: a run
+    whose status `| tail` hid but whose output still shows failures is no success, and a test
+    run needs a passing verdict."""
     for use, message in calls:
-        command = _command(use)
-        if command and use.failed is False and is_same_command(render_command(command), shown):
-            return message
+        command, result = _command(use), use.result
+        if command and result and use.failed is False and is_same_command(render_command(command), shown):
+            verdict = parse_command_outcome(
+                command, result.content, is_error=result.is_error, exit_code=result.exit_code
+            ).verdict
+            if verdict is Verdict.PASSED or (verdict is Verdict.UNKNOWN and not is_test_run(command)):
+                return message
     return None
 
 
