@@ -128,7 +128,7 @@ def _turn_candidates(
     if Layer.STRUCTURAL in include_layers:
         raw.extend(extract_structural(turn, project_root=project_root))
         raw.extend(without_unbacked_claims(extract_reports(untagged), turn))
-        raw.extend(extract_signals(untagged))
+        raw.extend(extract_signals(untagged, project_words=words))
         raw.extend(extract_manifest_changes(turn))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))

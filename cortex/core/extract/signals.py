@@ -11,14 +11,16 @@ turn is where the work stands), and the user's own words set rules ("always run 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 
+from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, score_global_confidence
 from cortex.core.extract.prose import parse_sentences
 from cortex.core.extract.speech import is_intent, without_acknowledgement
 from cortex.core.extract.summary import clean_report, turn_candidate, word_count
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.turns import starts_turn
-from cortex.core.model import Candidate, MemoryType
+from cortex.core.model import Candidate, MemoryType, Scope
 from cortex.core.write.state import STATE_TAG
 
 MAX_PLAN_CHARS = 900
@@ -32,6 +34,7 @@ MAX_READING_CHARS = 300
 PLAN_TAG = "plan"
 TODO_TAG = "todo"
 RULE_TAG = "user-rule"
+RULE_PREFIX = "The user's rule: "
 
 # A sentence of the user's that sets a standing rule for the project.
 _RULE = re.compile(
@@ -67,13 +70,27 @@ _MESSAGE = re.compile(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^'
 Found = list[tuple[Candidate, Message]]
 
 
-def extract_signals(turn: Sequence[Message]) -> Found:
-    """Plans, the turn's last todo list and the user's rules, for one turn."""
+def extract_signals(turn: Sequence[Message], *, project_words: Collection[str] = ()) -> Found:
+    """Plans, the turn's last todo list and the user's rules, for one turn. A rule about the
+    user across projects ("in all my projects ...", "I always ...") is global, as a preference
+    is; `project_words` (the project's name, its branch) keep one that names them here."""
     found: Found = []
     found.extend(_plans(turn))
     found.extend(_todos(turn))
-    found.extend(_rules(turn))
+    found.extend(_global_when_said(c, m, project_words) for c, m in _rules(turn))
     return found
+
+
+def _global_when_said(
+    candidate: Candidate, message: Message, project_words: Collection[str]
+) -> tuple[Candidate, Message]:
+    if candidate.type is not MemoryType.PATTERN:
+        return candidate, message  # a change of course is this project's
+    said = candidate.content.removeprefix(RULE_PREFIX).split(" (Taken as: ", 1)[0]
+    confidence = score_global_confidence(said, project_words)
+    if confidence < GLOBAL_SCOPE_MIN_CONFIDENCE:
+        return candidate, message
+    return replace(candidate, scope=Scope.GLOBAL, global_confidence=confidence), message
 
 
 def _uses(turn: Sequence[Message], name: str) -> list[tuple[ToolUse, Message]]:
@@ -166,7 +183,7 @@ def _rules(turn: Sequence[Message]) -> Found:
                     rule = rule[:MAX_RULE_CHARS] + (f" (Taken as: {reading})" if reading else "")
                     found.append(
                         (
-                            _candidate(f"The user's rule: {rule}", MemoryType.PATTERN, RULE_TAG, 0.6, 6),
+                            _candidate(f"{RULE_PREFIX}{rule}", MemoryType.PATTERN, RULE_TAG, 0.6, 6),
                             message,
                         )
                     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE
 from cortex.core.extract.pipeline import extract_candidates
 from cortex.core.extract.signals import PLAN_TAG, RULE_TAG, TODO_TAG, commit_body, extract_signals
 from cortex.core.extract.transcript import ToolResult, ToolUse
-from cortex.core.model import MemoryType
+from cortex.core.model import MemoryType, Scope
 from cortex.core.write.state import STATE_TAG
 from tests.support.transcript_builders import assistant, user
 
@@ -82,6 +83,23 @@ def test_standing_rules_in_the_users_words_are_conventions() -> None:
         (MemoryType.PATTERN, "The user's rule: Never push straight to develop, open a pull request instead.")
     ]
     assert found[0][0].tags == (RULE_TAG,)
+
+
+def test_a_rule_about_the_user_across_projects_is_global() -> None:
+    for prompt in (
+        "In all my projects I use pnpm, never npm.",
+        "I never want you to push to main without asking me first.",
+    ):
+        [(rule, _)] = extract_signals([user(prompt), assistant("ok")])
+        assert rule.scope is Scope.GLOBAL and rule.global_confidence >= GLOBAL_SCOPE_MIN_CONFIDENCE, prompt
+    # A local cue, code, or the project's own name keeps the rule here.
+    for prompt, words in (
+        ("In this repo, always use pnpm instead of npm.", ()),
+        ("I always run `make lint` before pushing anything.", ()),
+        ("I always deploy golfgod from the release branch.", ("golfgod",)),
+    ):
+        [(rule, _)] = extract_signals([user(prompt), assistant("ok")], project_words=words)
+        assert rule.scope is Scope.PROJECT, prompt
 
 
 def test_questions_assistant_text_and_pasted_material_are_not_rules() -> None:
