@@ -182,9 +182,26 @@ def _sides(use: ToolUse) -> list[tuple[str, str]]:
     edits = use.input.get("edits")
     if isinstance(edits, list):
         pairs += [(e.get("old_string"), e.get("new_string")) for e in edits if isinstance(e, Mapping)]
-    if use.result is not None:
-        pairs += use.result.patch  # a Write that replaced the file: its hunks
     return [(old, new) for old, new in pairs if isinstance(old, str) and isinstance(new, str)]
+
+
+def _rewritten(hunks: Sides, name: str) -> tuple[Entries, Entries, str]:
+    """A rewritten manifest's entries before and after, over all its hunks at once: an entry
+    the rewrite moved (a sorted `dependencies` block) is in both and no change. A hunk that
+    does not show its section's opening line leaves its entries' section unknown; such an
+    entry takes the section its key has on the other side."""
+    old: Entries = {}
+    new: Entries = {}
+    for before, after in hunks:
+        old.update(entries(before, name))
+        new.update(entries(after, name))
+    for side, other in ((old, new), (new, old)):
+        for unknown in [k for k in side if not k[0]]:
+            known = {s for s, k in other if k == unknown[1] and s}
+            placed = (known.pop(), unknown[1]) if len(known) == 1 else None
+            if placed is not None and placed not in side:
+                side[placed] = side.pop(unknown)
+    return old, new, "\n".join(after for _, after in hunks)
 
 
 def _edit_note(use: ToolUse) -> Candidate | None:
@@ -197,17 +214,20 @@ def _edit_note(use: ToolUse) -> Candidate | None:
     drops: list[str] = []
     keys: list[str] = []
     whys: list[str] = []
-    for old_text, new_text in _sides(use):
-        if settings_file:
+    hunks = use.result.patch if use.result is not None else ()  # a Write that replaced the file
+    if settings_file:
+        for old_text, new_text in [*_sides(use), *hunks]:
             changes = changed_settings(old_text, new_text)
             parts += [f"`{key}`: {_setting_change(before, after)}" for key, before, after, _ in changes]
             keys += [key for key, *_ in changes]
             whys += [why for *_, why in changes if why]
-            continue
-        old, new = entries(old_text, name), entries(new_text, name)
-        parts += describe_changes(old, new)
-        drops += dropped_commands(old, new, new_text)
-        keys += sorted(k[1] for k in changed_keys(old, new))
+    else:
+        compared = [(entries(o, name), entries(n, name), n) for o, n in _sides(use)]
+        compared += [_rewritten(hunks, name)] if hunks else []
+        for old, new, new_text in compared:
+            parts += describe_changes(old, new)
+            drops += dropped_commands(old, new, new_text)
+            keys += sorted(k[1] for k in changed_keys(old, new))
     if not parts:
         return None
     content = f"{name}: " + "; ".join(dict.fromkeys(parts[:MAX_PARTS]))

@@ -250,15 +250,15 @@ def test_a_settings_edit_keeps_its_sides_and_a_secret_set_there_is_no_note() -> 
     assert [c.content for c, _ in extract_manifest_changes(messages)] == [".env: `PORT`: 3000 -> 3001"]
 
 
-def rewrite_records(path: str, lines: list[str], *, kind: str = "update") -> bytes:
+def rewrite_records(path: str, *hunks: list[str], kind: str = "update") -> bytes:
     """A Write over `path` and its result as Claude Code 2.1 records it: the client's patch of
-    the old file in `structuredPatch` (one hunk of `lines`)."""
-    hunk = {"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3, "lines": lines}
+    the old file in `structuredPatch` (one hunk per list of lines)."""
+    patch = [{"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3, "lines": lines} for lines in hunks]
     top = {
         "type": kind,
         "filePath": path,
         "content": "...",
-        "structuredPatch": [hunk] if kind == "update" else [],
+        "structuredPatch": patch if kind == "update" else [],
     }
     use = {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": path, "content": "..."}}
     message = {"id": "msg_w", "type": "message", "role": "assistant", "content": [use]}
@@ -271,8 +271,8 @@ def rewrite_records(path: str, lines: list[str], *, kind: str = "update") -> byt
     )
 
 
-def rewritten(path: str, lines: list[str], *, kind: str = "update") -> list[Message]:
-    return redact_messages(parse_chunk(rewrite_records(path, lines, kind=kind), 0).messages)
+def rewritten(path: str, *hunks: list[str], kind: str = "update") -> list[Message]:
+    return redact_messages(parse_chunk(rewrite_records(path, *hunks, kind=kind), 0).messages)
 
 
 def test_a_file_rewritten_with_write_is_read_from_the_clients_patch() -> None:
@@ -299,6 +299,23 @@ def test_a_file_rewritten_with_write_is_read_from_the_clients_patch() -> None:
     assert extract_manifest_changes(rewritten(PKG, lines, kind="create")) == []
     [_, reply, _] = rewritten("/home/dev/golf/src/app.ts", lines)
     assert reply.tool_uses[0].result is not None and reply.tool_uses[0].result.patch == ()
+
+
+def test_an_entry_a_rewrite_moved_is_no_change() -> None:
+    # A rewrite that sorted `dependencies`: zod leaves the first hunk and comes back in the
+    # second, whose context does not show the section's opening line.
+    first = [
+        ' "dependencies": {',
+        '-    "zod": "^3.22.0",',
+        '     "next": "15.2.3",',
+        '     "react": "19.0.0",',
+    ]
+    second = ['     "react-dom": "19.0.0",', '+    "zod": "^3.22.0"', "   },"]
+    assert extract_manifest_changes(rewritten(PKG, first, second)) == []
+    bumped = [line.replace("^3.22.0", "^3.23.8") if line.startswith("+") else line for line in second]
+    assert [c.content for c, _ in extract_manifest_changes(rewritten(PKG, first, bumped))] == [
+        "package.json: dependencies zod: ^3.22.0 -> ^3.23.8"
+    ]
 
 
 def test_a_secret_in_a_rewritten_settings_file_is_redacted_and_no_note() -> None:
