@@ -43,6 +43,7 @@ MAX_FIX_COMMANDS = 2
 MAX_ERROR_LINES = 3
 MAX_ERROR_CHARS = 300
 MAX_FAMILY_WORDS = 3
+_SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun"))  # `<runner> [run] <script>`
 EVIDENCE_CONFIDENCE = 0.6
 EVIDENCE_PRIORITY = 5
 
@@ -98,13 +99,21 @@ Found = list[tuple[Candidate, Message]]
 
 def command_family(shown: str) -> str:
     """What a command runs, without its options and targets (`nix flake check --cores 4` ->
-    `nix flake check`, `pytest tests/a.py -q` -> `pytest`): runs of one family share a state."""
-    words: list[str] = []
-    for word in shown.split():
-        if _ARGUMENT.search(word) or len(words) == MAX_FAMILY_WORDS:
+    `nix flake check`, `pytest tests/a.py -q` -> `pytest`): runs of one family share a state.
+    A package script is its own family whatever its name (`npm run test:e2e`, `yarn build:prod`):
+    `npm run lint` passing says nothing of `npm run build`."""
+    words = shown.split()
+    if len(words) >= 2 and words[0] in _SCRIPT_RUNNERS:
+        if words[1] == "run" and len(words) > 2 and not words[2].startswith("-"):
+            return " ".join(words[:3])
+        if words[0] != "npm" and words[1] != "run" and not words[1].startswith("-"):
+            return " ".join(words[:2])  # `yarn build:prod`, `pnpm test:unit`
+    family: list[str] = []
+    for word in words:
+        if _ARGUMENT.search(word) or len(family) == MAX_FAMILY_WORDS:
             break
-        words.append(word)
-    return " ".join(words) or shown
+        family.append(word)
+    return " ".join(family) or shown
 
 
 def error_digest(output: str) -> str:

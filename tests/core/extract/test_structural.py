@@ -498,6 +498,13 @@ def test_command_families_drop_options_and_targets() -> None:
     assert command_family("npm run build") == "npm run build"
     assert command_family("cargo build --release") == "cargo build"
     assert command_family("./update.sh") == "./update.sh"
+    # A package script is its own family whatever its name: `npm run lint` passing says
+    # nothing of `npm run test:offline` (a real suite with 16 failures) or `yarn build:prod`.
+    assert command_family("npm run test:offline -- --reporter dot") == "npm run test:offline"
+    assert command_family("npm run lint") != command_family("npm run test:offline")
+    assert command_family("yarn build:prod") == "yarn build:prod"
+    assert command_family("pnpm test:unit") != command_family("pnpm test:e2e")
+    assert command_family("npm test") == "npm test"
 
 
 def test_each_distinct_error_of_one_command_is_its_own_gotcha() -> None:
