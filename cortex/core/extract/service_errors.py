@@ -42,7 +42,7 @@ def extract_service_errors(turn: Sequence[Message]) -> Found:
     calls = [(use, m) for m in turn if not m.is_sidechain for use in m.tool_uses]
     for index, (use, message) in enumerate(calls):
         refusal = _refusal(use)
-        if refusal is None or refusal in seen:
+        if refusal is None or refusal in seen or _worked_later(calls[index + 1 :], use.name):
             continue
         seen.add(refusal)
         instead = _instead(calls[index + 1 :], use.name)
@@ -88,6 +88,14 @@ def _error_message(body: str) -> str:
         return ""
     said = error.get("message") or error.get("type")
     return clip(said, MAX_MESSAGE_CHARS) if isinstance(said, str) else ""
+
+
+def _worked_later(later: Sequence[tuple[ToolUse, Message]], tool: str) -> bool:
+    """The same tool answered later in the turn (the refusal did not last: a login, a retry)."""
+    return any(
+        use.name == tool and use.result is not None and not use.failed and _refusal(use) is None
+        for use, _ in later
+    )
 
 
 def _instead(later: Sequence[tuple[ToolUse, Message]], tool: str) -> str:

@@ -87,6 +87,15 @@ def test_one_gotcha_per_tool_and_error_and_none_for_passing_answers() -> None:
         assert contents([user("x"), refused]) == [], output
 
 
+def test_a_tool_that_answered_later_in_the_turn_is_no_gotcha() -> None:
+    # Refused once, then it fetched the page (after a login, on a retry): the refusal did not last.
+    later = call("WebFetch", "# Issue 227\nThe page's text", "2")
+    assert contents([user("read it"), assistant(uses=(call("WebFetch", OAUTH, "1"), later))]) == []
+    # Another tool working, or the same one refused again, leaves the gotcha.
+    other = call("WebSearch", "Web search results: ...", "3")
+    assert len(contents([user("read it"), assistant(uses=(call("WebFetch", OAUTH, "1"), other))])) == 1
+
+
 def test_a_shell_commands_api_error_is_the_commands() -> None:
     turn = [user("call it"), assistant(uses=(bash("curl -s localhost:8000/analyze", OAUTH),))]
     assert contents(turn) == []
