@@ -233,6 +233,8 @@ def _section_groups(lines: Sequence[str]) -> list[list[str]]:
         if line == CLIP_MARK:  # what stood between a clipped result's head and tail is gone
             groups.append([line])
             continue
+        if groups[-1] == [CLIP_MARK] and _is_heading(line):
+            groups[-1] = []  # the tail opens with a heading of its own: a section like any other
         if _is_heading(line) and any(not _is_heading(x) for x in groups[-1]):
             groups.append([])
         groups[-1].append(line)

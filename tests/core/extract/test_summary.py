@@ -441,3 +441,15 @@ def test_a_clipped_reports_head_and_tail_are_never_one_note() -> None:
     assert not [c for c in found if "line 121" in c.content and "Bash Best" in c.content]
     # Nothing says what the tail's list is any more: it is no finding.
     assert not [c for c in found if "Bash Best" in c.content and c.type is not MemoryType.CONTEXT]
+    # A tail that opens with a heading of its own is read under it.
+    titled = report.replace("x" * 600 + "\n", "x" * 600 + "\n### Root Cause\n", 1)
+    titled = titled.replace(
+        "- Bash Best Practices 0: scripts use proper error handling and quoting",
+        ("The setup script writes `.env.example` while the guide tells readers to copy `.env.template`"),
+        1,
+    )
+    messages = _delegation([{"type": "text", "text": titled}], top={"content": []})
+    assert any(
+        c.type is MemoryType.GOTCHA and c.content.startswith("Root Cause\nThe setup script writes")
+        for c, _ in extract_reports(messages)
+    )
