@@ -321,28 +321,14 @@ def test_a_fix_command_is_one_that_changes_something_in_any_step_or_by_writing_a
 
 
 def test_a_rerun_whose_output_still_fails_is_no_fix() -> None:
-    failing = bash(
-        "pytest -q",
-        "FAILED tests/test_a.py::test_x - KeyError: 'name'\n1 failed, 2 passed",
-        error=True,
-        tid="1",
-    )
+    failed = "FAILED tests/test_a.py::test_x - KeyError: 'name'\n1 failed, 2 passed"
+    failing = bash("pytest -q", failed, error=True, tid="1")
     words = "The test fails because the fixture no longer sets the name key; adding it back."
-    edit = bash("sed -i 's/id=1/id=1, name=None/' tests/conftest.py", "", tid="2")
-
-    def gotchas(rerun: str) -> list[str]:
-        messages = [
-            user("fix the failing test"),
-            assistant(uses=(failing,)),
-            assistant(words, uses=(edit,)),
-            assistant(uses=(bash("pytest -q 2>&1 | tail -2", rerun, tid="3"),)),
-        ]
-        return [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
-
+    rerun = "pytest -q 2>&1 | tail -2"
     # `| tail` hid the exit status, the output did not hide the failure: nothing was fixed yet.
-    assert gotchas("FAILED tests/test_a.py::test_x - KeyError: 'name'\n1 failed, 2 passed") == []
-    assert gotchas("") == []  # no evidence either way is no fix
-    [fixed] = gotchas("3 passed in 0.1s")
+    assert _gotchas_after(failing, words, rerun, failed) == []
+    assert _gotchas_after(failing, words, rerun, "") == []  # no evidence either way is no fix
+    [fixed] = _gotchas_after(failing, words, rerun, "3 passed in 0.1s")
     assert fixed.startswith("`pytest -q` failed (") and "; fix: The test fails because" in fixed
 
 
