@@ -241,6 +241,12 @@ def without_quoted(command: str) -> str:
     return _QUOTED_STRING.sub("''", command)
 
 
+def masked_quotes(command: str) -> str:
+    """The command line with the inside of each quoted string blanked (`_`), every position
+    kept: the shell's own operators are found where they are (`bash -c "a && b"` has none)."""
+    return _QUOTED_STRING.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], command)
+
+
 def marked_cut(command: str, run: str) -> str:
     """`run` (a command's first line) with `…` when lines followed it: `bash -c '` alone reads
     as the whole command."""

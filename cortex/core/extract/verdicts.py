@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cortex.core.extract.commands import is_test_command, parse_error_line
+from cortex.core.extract.commands import is_test_command, masked_quotes, parse_error_line
 
 
 class Verdict(StrEnum):
@@ -89,7 +89,6 @@ _STATUS_LINE = re.compile(
 )
 # unittest: "Ran 12 tests in 0.3s" then "OK" (or "OK (skipped=1)") on a line of its own.
 _UNITTEST_OK = re.compile(r"^Ran \d+ tests? in .*\n+OK(?: \(.*\))?$", _M)
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _OPERATOR = re.compile(r"\|\||&&|\|&|\||;|\n|&(?![>&\d])")
 _PIPEFAIL = re.compile(r"\bset\s+(?:-\w*\s+)*-o\s+pipefail\b|\bset\s+-\w*o\s*pipefail\b")
 _INFO_ONLY = re.compile(r"\s--?(?:version|help|h|collect-only|co|list(?:-tests)?|listTests)(?![\w-])")
@@ -190,7 +189,7 @@ def parse_command_outcome(command: str, output: str, *, is_error: bool, exit_cod
 def _locate(command: str, *, test: bool = True) -> _Run | None:
     """The last pipeline that runs a test command (or, `test=False`, the last pipeline of the
     line that is not an `echo`), and whether the line's exit status is its own."""
-    masked = _QUOTED.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], command)
+    masked = masked_quotes(command)
     if test and not is_test_command(masked):
         # The test command is inside quotes (`bash -c "cd x && pytest"`): read it unmasked.
         if not is_test_command(command):
