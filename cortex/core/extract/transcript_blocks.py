@@ -58,21 +58,19 @@ def parse_blocks(content: object) -> list[Mapping[str, object]]:
     return []
 
 
-def _safe(text: str) -> str:
-    """`clean_text` less the strip, for text whose indentation means something."""
-    return _clip(text.replace("\x00", "")).encode("utf-8", "replace").decode("utf-8")
-
-
-def clean_text(text: object) -> str:
-    """Text safe to store: no NULs, no lone surrogates (valid JSON escapes can produce both)."""
-    if not isinstance(text, str):
-        return ""
-    text = text[:MAX_TEXT_CHARS].replace("\x00", "")
+def _storable(text: str) -> str:
+    """The text without NULs or lone surrogates (valid JSON escapes can produce both)."""
+    text = text.replace("\x00", "")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         text = text.encode("utf-8", "replace").decode("utf-8")
-    return text.strip()
+    return text
+
+
+def clean_text(text: object) -> str:
+    """Text safe to store, stripped."""
+    return _storable(text[:MAX_TEXT_CHARS]).strip() if isinstance(text, str) else ""
 
 
 def is_injected(text: str) -> bool:
@@ -162,7 +160,7 @@ def parse_write_patch(top: object) -> tuple[tuple[str, str], ...]:
             if mark in " +":
                 new.append(text)
         if old != new:  # indentation kept: it says where a setting sits
-            sides.append((_safe("\n".join(old)), _safe("\n".join(new))))
+            sides.append((_clip(_storable("\n".join(old))), _clip(_storable("\n".join(new)))))
     return tuple(sides)
 
 
