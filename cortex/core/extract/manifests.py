@@ -75,28 +75,33 @@ _REASON = re.compile(
 _CODE = re.compile(r"`([^`]{3,})`")
 
 
+def _file_name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def is_manifest(path: str) -> bool:
     """True for a dependency manifest's file name (any folder)."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    name = _file_name(path)
     return name in MANIFEST_NAMES or (name.startswith("requirements") and name.endswith(".txt"))
 
 
 def is_settings(path: str) -> bool:
     """True for a settings file's name (`app.yml`, `config.toml`, `.env.local`), manifests aside."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    name = _file_name(path)
     env = name == ".env" or name.startswith(".env.")
     json = name.lower().endswith(".json") and _SETTINGS_JSON.search(name) is not None
     return not is_manifest(path) and (env or json or name.lower().endswith(SETTINGS_SUFFIXES))
 
 
-def _read_here(tool_input: Mapping[str, object]) -> bool:
+def _path_read_here(tool_input: Mapping[str, object]) -> str | None:
+    """The call's file when it is a manifest or a settings file, else None."""
     path = tool_input.get("file_path")
-    return isinstance(path, str) and (is_manifest(path) or is_settings(path))
+    return path if isinstance(path, str) and (is_manifest(path) or is_settings(path)) else None
 
 
 def kept_edit_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
     """The sides of a manifest or settings edit this layer reads (nothing for any other file)."""
-    if not _read_here(tool_input):
+    if _path_read_here(tool_input) is None:
         return {}
     out: dict[str, object] = {}
     for field in ("old_string", "new_string"):
@@ -119,7 +124,7 @@ Sides = tuple[tuple[str, str], ...]  # (old, new) text of each hunk
 def kept_patch(tool_input: Mapping[str, object], patch: Sides) -> Sides:
     """The sides of a manifest or settings file a Write rewrote, as the client's patch gives
     them (nothing for any other file)."""
-    if not _read_here(tool_input):
+    if _path_read_here(tool_input) is None:
         return ()
     return tuple((old[:MAX_EDIT_CHARS], new[:MAX_EDIT_CHARS]) for old, new in patch)
 
@@ -179,10 +184,10 @@ def _rewritten(hunks: Sides, name: str) -> tuple[Entries, Entries, str]:
 
 
 def _edit_note(use: ToolUse) -> Candidate | None:
-    path = use.input.get("file_path")
-    if not isinstance(path, str) or not (is_manifest(path) or is_settings(path)):
+    path = _path_read_here(use.input)
+    if path is None:
         return None
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    name = _file_name(path)
     settings_file = is_settings(path)
     parts: list[str] = []
     drops: list[str] = []
