@@ -34,7 +34,6 @@ MAX_READING_CHARS = 300
 PLAN_TAG = "plan"
 TODO_TAG = "todo"
 RULE_TAG = "user-rule"
-RULE_PREFIX = "The user's rule: "
 
 # A sentence of the user's that sets a standing rule for the project.
 _RULE = re.compile(
@@ -77,20 +76,8 @@ def extract_signals(turn: Sequence[Message], *, project_words: Collection[str] =
     found: Found = []
     found.extend(_plans(turn))
     found.extend(_todos(turn))
-    found.extend(_global_when_said(c, m, project_words) for c, m in _rules(turn))
+    found.extend(_rules(turn, project_words))
     return found
-
-
-def _global_when_said(
-    candidate: Candidate, message: Message, project_words: Collection[str]
-) -> tuple[Candidate, Message]:
-    if candidate.type is not MemoryType.PATTERN:
-        return candidate, message  # a change of course is this project's
-    said = candidate.content.removeprefix(RULE_PREFIX).split(" (Taken as: ", 1)[0]
-    confidence = score_global_confidence(said, project_words)
-    if confidence < GLOBAL_SCOPE_MIN_CONFIDENCE:
-        return candidate, message
-    return replace(candidate, scope=Scope.GLOBAL, global_confidence=confidence), message
 
 
 def _uses(turn: Sequence[Message], name: str) -> list[tuple[ToolUse, Message]]:
@@ -149,7 +136,7 @@ def _todos(turn: Sequence[Message]) -> Found:
     return [(_candidate(content, MemoryType.PROGRESS, TODO_TAG, 0.6, 4, state=True), message)]
 
 
-def _rules(turn: Sequence[Message]) -> Found:
+def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
     found: Found = []
     for position, message in enumerate(turn):
         if message.role is not Role.USER or not starts_turn(message):
@@ -180,13 +167,13 @@ def _rules(turn: Sequence[Message]) -> Found:
                     before = sentences[index - 1] if index > 0 else ""
                     if repeated and before and not _QUESTION.search(before):
                         rule = f"{before} {rule}"
-                    rule = rule[:MAX_RULE_CHARS] + (f" (Taken as: {reading})" if reading else "")
-                    found.append(
-                        (
-                            _candidate(f"{RULE_PREFIX}{rule}", MemoryType.PATTERN, RULE_TAG, 0.6, 6),
-                            message,
-                        )
-                    )
+                    rule = rule[:MAX_RULE_CHARS]
+                    said = rule + (f" (Taken as: {reading})" if reading else "")
+                    candidate = _candidate(f"The user's rule: {said}", MemoryType.PATTERN, RULE_TAG, 0.6, 6)
+                    reach = score_global_confidence(rule, project_words)  # about the user, across projects?
+                    if reach >= GLOBAL_SCOPE_MIN_CONFIDENCE:
+                        candidate = replace(candidate, scope=Scope.GLOBAL, global_confidence=reach)
+                    found.append((candidate, message))
     return found
 
 
