@@ -21,7 +21,14 @@ from cortex.app import Cortex
 from cortex.capture import write as writer
 from cortex.capture.queue import QueueEntry, message_probe
 from cortex.capture.supersession import retract_answer, supersede_by_manifest, supersede_states
-from cortex.core.extract.pipeline import GitContext, SourcedCandidate, extract_sourced, rejections
+from cortex.core.extract.pipeline import (
+    GitContext,
+    SourcedCandidate,
+    extract_sourced,
+    rejections,
+    task_ledger,
+)
+from cortex.core.extract.tasks import Ledger, touches_tasks
 from cortex.core.extract.transcript import Message, Role, parse_chunk
 from cortex.core.model import (
     Candidate,
@@ -33,7 +40,7 @@ from cortex.core.write.apply import WriteOutcome
 from cortex.core.write.state import is_state
 from cortex.errors import CortexError
 from cortex.shell.failpoints import failpoint
-from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records
+from cortex.shell.transcript_io import Cursor, ReadResult, read_new_records, read_task_history
 from cortex.store.port import CursorRow, MemoryStore
 
 log = logging.getLogger("cortex.capture.session")
@@ -149,7 +156,8 @@ def _read_to_end(
             report.restarted = True
         malformed += result.chunk.malformed
         report.malformed += result.chunk.malformed
-        _commit_chunk(cx, store, entry, git, result, malformed, closed and not result.more, report)
+        start = 0 if result.restarted else cursor.offset
+        _commit_chunk(cx, store, entry, git, result, start, malformed, closed and not result.more, report)
         cursor = result.cursor
         if not result.more:
             return cursor
@@ -161,12 +169,17 @@ def _commit_chunk(
     entry: QueueEntry,
     git: GitFacts,
     result: ReadResult,
+    start: int,
     malformed: int,
     closed: bool,
     report: SessionReport,
 ) -> None:
     messages = result.chunk.messages
-    found = _candidates(cx, messages, git, entry.session_id) if messages else []
+    # The task list lives across turns: a chunk that touches it starts from the transcript's.
+    tasks = (
+        task_ledger(read_task_history(Path(entry.transcript_path), start)) if touches_tasks(messages) else ()
+    )
+    found = _candidates(cx, messages, git, entry.session_id, tasks) if messages else []
     rejected = [replace(r, session_id=r.session_id or entry.session_id) for r in rejections(messages)]
     report.chunks += 1
     report.messages += len(messages)
@@ -264,10 +277,10 @@ def _item(s: SourcedCandidate, git: GitFacts) -> tuple[Candidate, Source]:
 
 
 def _candidates(
-    cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str
+    cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str, tasks: Ledger = ()
 ) -> list[SourcedCandidate]:
     root = str(cx.paths.root)
-    found = extract_sourced(messages, project_root=root, git=git.context)
+    found = extract_sourced(messages, project_root=root, git=git.context, tasks=tasks)
     # The transcript's own session id wins; the payload's fills the gaps.
     found = [s if s.session_id else _with_session(s, session_id) for s in found]
     return found + _llm(cx, messages, git, session_id)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from cortex.core.extract.tasks import task_calls
 from cortex.core.extract.transcript import Message, ParsedChunk, Role, line_identity, parse_chunk
 
 MAX_READ_BYTES = 8 * 1024 * 1024
@@ -106,6 +108,30 @@ def _read(handle: BinaryIO, cursor: Cursor, max_bytes: int, sidechains: bool, ho
         restarted=bool(reason),
         reason=reason,
     )
+
+
+def read_task_history(path: Path, end: int) -> tuple[Message, ...]:
+    """The task tools' calls and results in the transcript's first `end` bytes (the lines before
+    a chunk), parsed; empty when the file cannot be read. Only those lines are parsed, however
+    long the transcript."""
+    if end <= 0:
+        return ()
+    try:
+        with path.open("rb") as handle:
+            kept = task_calls(_lines_before(handle, end))
+    except OSError:
+        return ()
+    return parse_chunk(b"".join(kept), 0).messages
+
+
+def _lines_before(handle: BinaryIO, end: int) -> Iterator[bytes]:
+    """The complete lines of the file's first `end` bytes, each with its newline."""
+    read = 0
+    for line in handle:
+        read += len(line)
+        if read > end or not line.endswith(b"\n"):
+            return
+        yield line
 
 
 def _waiting(chunk: ParsedChunk) -> bool:

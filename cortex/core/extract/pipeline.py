@@ -18,6 +18,7 @@ from cortex.core.extract.speech import rejects_answer
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
 from cortex.core.extract.symptoms import with_symptom
+from cortex.core.extract.tasks import Ledger, advance, task_state, touches_tasks
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
 from cortex.core.extract.turns import split_turns, starts_turn
 from cortex.core.model import Candidate, Layer
@@ -33,7 +34,18 @@ _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:/")  # a Windows root, its separators ma
 # a bracket or a comma; not in `app-old` or `app.bak`, nor before a full stop (`cd .` + `.` reads `..`).
 _BARE_ROOT_END = r"[\\/]?(?=$|[\s\"'`),;:\]}>])"
 # Tool input fields the layers read; the rest (file contents, diffs but a manifest's) is never kept.
-KEPT_INPUT_FIELDS = ("file_path", "notebook_path", "command", "description", "plan", "bash_id", "shell_id")
+KEPT_INPUT_FIELDS = (
+    "file_path",
+    "notebook_path",
+    "command",
+    "description",
+    "plan",
+    "bash_id",
+    "shell_id",
+    "subject",  # the task tools': a task's subject, its id and its new status
+    "taskId",
+    "status",
+)
 MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
 # `Next.js`, `Node.js`, `Three.js`: a capitalised name with `.js` and no folder is a product
 # more often than a file; it is a file only when a tool call of its turn names it.
@@ -102,16 +114,26 @@ def extract_sourced(
     project_root: str | None,
     git: GitContext | None,
     include_layers: Collection[Layer] = DEFAULT_LAYERS,
+    tasks: Ledger = (),
 ) -> list[SourcedCandidate]:
-    """Like `extract_candidates`, keeping each candidate's transcript offset, session, branch."""
+    """Like `extract_candidates`, keeping each candidate's transcript offset, session, branch.
+    `tasks` is the task list as the transcript left it before these messages (`task_ledger`)."""
     clean = redact_messages(messages)
     git = git or GitContext()
     words = _project_words(project_root, git.branch)
     out: list[SourcedCandidate] = []
-    # One turn at a time, so a session read turn by turn and in one go yield the same candidates.
+    # One turn at a time, so a session read turn by turn and in one go yield the same candidates;
+    # the task list is carried from turn to turn for the same reason.
     for turn in split_turns(clean):
-        out.extend(_turn_candidates(turn, project_root, git, words, include_layers))
+        tasks = advance(tasks, turn)
+        out.extend(_turn_candidates(turn, project_root, git, words, include_layers, tasks))
     return out
+
+
+def task_ledger(messages: Sequence[Message]) -> Ledger:
+    """The task list as these messages (the transcript before a chunk) leave it, read from the
+    same redacted text the turns are."""
+    return advance((), redact_messages(messages))
 
 
 def _turn_candidates(
@@ -120,6 +142,7 @@ def _turn_candidates(
     git: GitContext,
     words: frozenset[str],
     include_layers: Collection[Layer],
+    tasks: Ledger = (),
 ) -> list[SourcedCandidate]:
     raw: list[tuple[Candidate, Message]] = []
     untagged = [strip_memory_tags(m) for m in turn]  # what layer 1 took is not found again
@@ -130,6 +153,7 @@ def _turn_candidates(
         raw.extend(without_unbacked_claims(extract_reports(untagged), turn))
         raw.extend(extract_signals(untagged, project_words=words))
         raw.extend(extract_manifest_changes(turn))
+        raw.extend(_task_list(turn, tasks))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))
     raw = with_symptom(raw, turn)
@@ -150,6 +174,13 @@ def _turn_candidates(
             break
     # Reported state goes last: the use case supersedes older states once the turn is written.
     return [s for s in out if not is_state(s.candidate.tags)] + [s for s in out if is_state(s.candidate.tags)]
+
+
+def _task_list(turn: Sequence[Message], tasks: Ledger) -> list[tuple[Candidate, Message]]:
+    """The task list's state at the end of a turn that called a task tool."""
+    note = task_state(tasks) if touches_tasks(turn) else None
+    last = next((m for m in reversed(turn) if touches_tasks((m,))), None)
+    return [] if note is None or last is None else [(note, last)]
 
 
 def redact_messages(messages: Sequence[Message]) -> list[Message]:

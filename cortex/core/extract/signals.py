@@ -123,17 +123,24 @@ def _todos(turn: Sequence[Message]) -> Found:
     for item in todos:
         if isinstance(item, Mapping) and isinstance(item.get("content"), str):
             by_status.setdefault(str(item.get("status", "pending")), []).append(str(item["content"]).strip())
-    done = by_status.get("completed", [])
-    open_ = by_status.get("in_progress", []) + by_status.get("pending", [])
+    note = task_list_note(
+        by_status.get("in_progress", []) + by_status.get("pending", []), by_status.get("completed", [])
+    )
+    return [] if note is None else [(note, message)]
+
+
+def task_list_note(open_: Sequence[str], done: Sequence[str]) -> Candidate | None:
+    """Where the work stands by the task list (TodoWrite's, or the 2.1 task tools'): one state
+    note of its open and done items, or None for an empty list."""
     if not done and not open_:
-        return []
+        return None
     parts = []
     if open_:
         parts.append("Open: " + "; ".join(open_[:MAX_TODOS_LISTED]))
     if done:
         parts.append("Done: " + "; ".join(done[:MAX_TODOS_LISTED]))
     content = "Task list. " + ". ".join(parts)
-    return [(_candidate(content, MemoryType.PROGRESS, TODO_TAG, 0.6, 4, state=True), message)]
+    return _candidate(content, MemoryType.PROGRESS, TODO_TAG, 0.6, 4, state=True)
 
 
 def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
