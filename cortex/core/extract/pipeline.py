@@ -192,7 +192,13 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
         key = (result.tool_use_id, result.content)
         done = cache.get(key)
         if done is None:
-            done = cache[key] = replace(result, content=redact(result.content).text, patch=())
+            answers = tuple(tuple(redact(t).text for t in answer) for answer in result.answers)
+            done = cache[key] = replace(
+                result,
+                content=redact(result.content).text,
+                patch=(),
+                answers=tuple((q, a, d) for q, a, d in answers),
+            )
         return done
 
     def linked_result(use: ToolUse) -> ToolResult | None:

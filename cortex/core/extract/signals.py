@@ -4,8 +4,9 @@ rules, and commit message bodies. Pure.
 Claude Code sessions carry these in every language: `ExitPlanMode` holds a plan the user
 approved (a refused plan is not a decision, and a plan to investigate a failure is where the
 work stands, not a decision), `TodoWrite` the task list (its last state in a
-turn is where the work stands), and the user's own words set rules ("always run the e2e check",
-"never push to develop", "use X instead").
+turn is where the work stands), the user's own words set rules ("always run the e2e check",
+"never push to develop", "use X instead"), and their answers to `AskUserQuestion` settle what
+the assistant asked.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ MAX_READING_CHARS = 300
 PLAN_TAG = "plan"
 TODO_TAG = "todo"
 RULE_TAG = "user-rule"
+ANSWER_TAG = "user-answer"
+MAX_DETAIL_CHARS = 200
 
 # A sentence of the user's that sets a standing rule for the project.
 _RULE = re.compile(
@@ -77,6 +80,7 @@ def extract_signals(turn: Sequence[Message], *, project_words: Collection[str] =
     found.extend(_plans(turn))
     found.extend(_todos(turn))
     found.extend(_rules(turn, project_words))
+    found.extend(_answers(turn))
     return found
 
 
@@ -181,6 +185,29 @@ def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
                     if reach >= GLOBAL_SCOPE_MIN_CONFIDENCE:
                         candidate = replace(candidate, scope=Scope.GLOBAL, global_confidence=reach)
                     found.append((candidate, message))
+    return found
+
+
+def _answers(turn: Sequence[Message]) -> Found:
+    """The user's answers to the assistant's questions (AskUserQuestion): an option chosen, or
+    an answer in their own words, is a decision made with the question it settles. Questions
+    the user asks back in an answer settle nothing and are left out."""
+    found: Found = []
+    for use, message in _uses(turn, "AskUserQuestion"):
+        if use.result is None or use.failed:
+            continue
+        for question, answer, detail in use.result.answers:
+            said = [" ".join(s.split()) for s in _SENTENCE.split(answer)]
+            said = [s for s in said if s and not _QUESTION.search(s)]
+            if not said:
+                continue
+            asked, answered = " ".join(question.split()), " ".join(said)[:MAX_RULE_CHARS]
+            content = f'Asked "{asked}", the user answered: {answered}'
+            if detail:
+                content += f" ({' '.join(detail.split())[:MAX_DETAIL_CHARS]})"
+            found.append(
+                (_candidate(content, MemoryType.DECISION, ANSWER_TAG, 0.6 if detail else 0.5, 6), message)
+            )
     return found
 
 

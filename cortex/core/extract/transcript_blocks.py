@@ -13,6 +13,8 @@ SESSION_START_CONTEXT_PREFIX = "SessionStart hook additional context"
 MAX_TOOL_RESULT_CHARS = 4000
 MAX_TEXT_CHARS = 200_000
 CLIP_MARK = "…"  # the line where a clipped tool result's head ends and its tail begins
+MAX_ANSWERS = 8  # AskUserQuestion asks at most 4 at a time
+MAX_ANSWER_CHARS = 1000
 MAX_PATCH_HUNKS = 16  # of a rewritten file's patch kept (each side is clipped like tool output)
 
 # User-side text that the client writes, not the user: local command output, interruption
@@ -133,7 +135,42 @@ def parse_tool_result(block: Mapping[str, object], top: object) -> ToolResult | 
         exit_match = _EXIT_CODE.match(top)
     exit_code = int(exit_match.group(1)) if exit_match else None
     patch = parse_write_patch(top) if not is_error else ()
-    return ToolResult(tid, content, is_error, rejected, exit_code, interrupted, patch=patch)
+    answers = parse_answers(top) if not is_error else ()
+    return ToolResult(tid, content, is_error, rejected, exit_code, interrupted, patch=patch, answers=answers)
+
+
+def parse_answers(top: object) -> tuple[tuple[str, str, str], ...]:
+    """The user's answers to AskUserQuestion (`toolUseResult.answers`, question -> answer, in
+    the order asked), each with the description of the option it names (`questions[].options`;
+    "" when the user typed an answer of their own); () for any other result."""
+    if not isinstance(top, Mapping) or not isinstance(top.get("answers"), Mapping):
+        return ()
+    asked = top.get("questions")
+    described: dict[str, dict[str, str]] = {}
+    for question in asked if isinstance(asked, list) else []:
+        options = question.get("options") if isinstance(question, Mapping) else None
+        if (
+            isinstance(question, Mapping)
+            and isinstance(question.get("question"), str)
+            and isinstance(options, list)
+        ):
+            described[question["question"]] = {
+                o["label"].strip(): _text(o.get("description"))
+                for o in options
+                if isinstance(o, Mapping) and isinstance(o.get("label"), str)
+            }
+    out = []
+    for question, answer in list(top["answers"].items())[:MAX_ANSWERS]:
+        if not isinstance(question, str) or not isinstance(answer, str) or not answer.strip():
+            continue
+        detail = described.get(question, {}).get(answer.strip(), "")
+        q, a, d = (_storable(t)[:MAX_ANSWER_CHARS].strip() for t in (question, answer, detail))
+        out.append((q, a, d))
+    return tuple(out)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def parse_write_patch(top: object) -> tuple[tuple[str, str], ...]:

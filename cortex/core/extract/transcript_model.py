@@ -31,6 +31,9 @@ class ToolResult:
     # A Write that replaced an existing file: the client's patch of it as (old, new) sides, one
     # per hunk with its context lines, the way an Edit's old_string/new_string read.
     patch: tuple[tuple[str, str], ...] = ()
+    # The user's answers to AskUserQuestion (the record's `toolUseResult`): (question, answer,
+    # the description of the option chosen, or "" for an answer in the user's own words).
+    answers: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
