@@ -69,6 +69,10 @@ OPPOSITE_PAIRS = (
     ("accept", "reject"), ("include", "exclude"), ("left", "right"), ("top", "bottom"),
     ("import", "export"), ("importer", "exporter"), ("upload", "download"), ("push", "pull"),
     ("sign", "verify"), ("encode", "decode"), ("valid", "invalid"),
+    # Where work stands: a task list whose items moved from open to done is another state.
+    ("open", "done"), ("open", "completed"), ("open", "merged"), ("pending", "done"),
+    ("pending", "completed"), ("todo", "done"), ("incomplete", "complete"),
+    ("unfinished", "finished"),
 )  # fmt: skip
 # Qualifiers that name one of several settings: on one side only, the other side is broader.
 QUALIFIER_WORDS = (

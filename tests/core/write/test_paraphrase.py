@@ -46,6 +46,14 @@ DIFFERENT = [
     ("Batch size for the importer is 80 rows", "Batch size for the exporter is 80 rows", "opposite"),
     ("We store the audit events in MySQL", "We store the access events in MySQL", "wording"),
     ("Deploys need an approval in production", "Deploys need an approval", "opposite"),
+    # Where work stands: the same task list, its items moved from open to done (a real pair the
+    # write gate merged, keeping the older, open wording current).
+    (
+        "Task list. Open: Fork + clone jcode in $WS/jcode; Build + install jcode stable",
+        "Task list. Done: Fork + clone jcode in $WS/jcode; Build + install jcode stable",
+        "opposite",
+    ),
+    ("PR #12 is open and waits for review", "PR #12 is merged and waits for review", "opposite"),
     (
         "We picked FastAPI over Flask for the new service",
         "We picked Flask over FastAPI for the new service",
