@@ -190,8 +190,9 @@ def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
 
 def _answers(turn: Sequence[Message]) -> Found:
     """The user's answers to the assistant's questions (AskUserQuestion): an option chosen, or
-    an answer in their own words, is a decision made with the question it settles. Questions
-    the user asks back in an answer settle nothing and are left out."""
+    an answer in their own words, with the question it settles. Context for recall rather than
+    a decision to brief: the approved plan or the commit that follows carries the choice that
+    lasts. Questions the user asks back in an answer settle nothing and are left out."""
     found: Found = []
     for use, message in _uses(turn, "AskUserQuestion"):
         if use.result is None or use.failed:
@@ -206,7 +207,7 @@ def _answers(turn: Sequence[Message]) -> Found:
             if detail:
                 content += f" ({' '.join(detail.split())[:MAX_DETAIL_CHARS]})"
             found.append(
-                (_candidate(content, MemoryType.DECISION, ANSWER_TAG, 0.6 if detail else 0.5, 6), message)
+                (_candidate(content, MemoryType.CONTEXT, ANSWER_TAG, 0.6 if detail else 0.5, 3), message)
             )
     return found
 

@@ -79,7 +79,7 @@ def test_options_chosen_are_decisions_with_what_they_mean() -> None:
     messages = list(parse_chunk(jsonl(records), 0).messages)
     found = [s.candidate for s in extract_sourced(messages, project_root=None, git=None)]
     chosen = [c for c in found if ANSWER_TAG in c.tags]
-    assert [c.type for c in chosen] == [MemoryType.DECISION, MemoryType.DECISION]
+    assert [c.type for c in chosen] == [MemoryType.CONTEXT, MemoryType.CONTEXT]
     assert [c.content for c in chosen] == [
         f'Asked "{WHERE}", the user answered: $WS/jcode (Recommended) '
         "(A project folder in the workspace, git-ignored.)",
