@@ -42,6 +42,7 @@ KEPT_INPUT_FIELDS = (
     "plan",
     "bash_id",
     "shell_id",
+    "task_id",  # TaskOutput's: the background command it reports on
     "subject",  # the task tools': a task's subject, its id and its new status
     "taskId",
     "status",

@@ -1,10 +1,10 @@
 """Tool calls with their outcomes, read where Claude Code reports them. Pure.
 
 A Bash call's outcome is its own result; a command sent to the background has its outcome where
-`BashOutput` later says of it (`<status>failed</status>`, its exit code and stderr), and the
-launch itself ("Command running in background") has none. A command line the shell refused
-(zsh's `no matches found`, `command not found`) failed, whatever the exit status of the pipe
-after it.
+`BashOutput` (`TaskOutput` from 2.1) later says of it (`<status>failed</status>`, its exit code
+and its output), and the launch itself ("Command running in background") has none. A command
+line the shell refused (zsh's `no matches found`, `command not found`) failed, whatever the exit
+status of the pipe after it.
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ from dataclasses import replace
 
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
 
-# A background launch and what BashOutput reports of it later.
-_LAUNCHED = re.compile(r"^Command running in background with ID: (\S+)")
+# A background launch and what BashOutput (1.x, 2.0) or TaskOutput (2.1, with the launch's id as
+# `task_id`, and `<output>` for both streams) reports of it later. 2.1 ends the id with a full stop:
+# "Command running in background with ID: b03a6e3. Output is being written to: ...".
+_LAUNCHED = re.compile(r"^Command running in background with ID: (\S+?)\.?(?:\s|$)")
 _STATUS = re.compile(r"<status>(\w+)</status>")
 _EXIT = re.compile(r"<exit_code>(-?\d+)</exit_code>")
-_STREAM = re.compile(r"<(stderr|stdout)>\n?(.*?)\n?</\1>", re.DOTALL)
+_STREAM = re.compile(r"<(stderr|stdout|output)>\n?(.*?)\n?</\1>", re.DOTALL)
+_REPORTERS = {"BashOutput": ("bash_id", "shell_id"), "TaskOutput": ("task_id",)}
 _FINAL = frozenset({"failed", "completed", "killed"})
 # The shell refused the line before anything ran.
 _SHELL_REFUSED = re.compile(
@@ -45,7 +48,7 @@ def command_runs(messages: Sequence[Message]) -> list[tuple[ToolUse, Message]]:
                     continue  # a launch has no outcome yet
                 if not result.is_error and _SHELL_REFUSED.search(result.content):
                     use = ToolUse(use.id, use.name, use.input, _as_failed(result))
-            shell = use.input.get("bash_id") or use.input.get("shell_id")
+            shell = next((use.input.get(k) for k in _REPORTERS.get(use.name, ()) if use.input.get(k)), None)
             if isinstance(shell, str) and shell in launched and shell not in done and result is not None:
                 reported = _background_outcome(use.id, launched[shell], result)
                 if reported is not None:
@@ -68,7 +71,9 @@ def _background_outcome(tool_id: str, command: str, result: ToolResult) -> ToolU
     code = _EXIT.search(result.content)
     exit_code = int(code.group(1)) if code else None
     streams = {name: text.strip() for name, text in _STREAM.findall(result.content)}
-    output = "\n".join(s for s in (streams.get("stderr", ""), streams.get("stdout", "")) if s)
+    output = "\n".join(
+        s for s in (streams.get("stderr", ""), streams.get("stdout", ""), streams.get("output", "")) if s
+    )
     failed = status.group(1) == "failed" or bool(exit_code)
     outcome = ToolResult(tool_id, output, is_error=failed, exit_code=exit_code)
     return ToolUse(tool_id, "Bash", {"command": command}, outcome)

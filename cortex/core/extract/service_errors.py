@@ -29,7 +29,7 @@ MAX_PROMPT_CHARS = 240
 TRANSIENT_CODES = frozenset({408, 429})  # a timeout or a rate limit: another try may work
 _API_ERROR = re.compile(r"^\s*API Error:\s*(?P<code>4\d\d)\b\s*(?P<body>.*)", re.DOTALL)
 _POLICY = re.compile(r"^\s*API Error:.*\bUsage Policy\b", re.DOTALL | re.IGNORECASE)
-_SHELL_TOOLS = frozenset({"Bash", "BashOutput"})  # their errors are the command's (failures.py)
+_SHELL_TOOLS = frozenset({"Bash", "BashOutput", "TaskOutput"})  # their errors are the command's (failures.py)
 
 Found = list[tuple[Candidate, Message]]
 

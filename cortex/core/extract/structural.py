@@ -20,6 +20,7 @@ from cortex.core.extract.commands import (
 from cortex.core.extract.failures import command_family, extract_failures
 from cortex.core.extract.failures import error_digest as error_digest  # where callers look for it
 from cortex.core.extract.merges import merge_note
+from cortex.core.extract.runs import command_runs
 from cortex.core.extract.service_errors import extract_service_errors
 from cortex.core.extract.signals import commit_body
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
@@ -140,9 +141,10 @@ def _edits(turn: _Turn, project_root: str | None) -> Found:
 
 def _runs(turn: _Turn, project_root: str | None) -> list[tuple[str, ToolResult, Message]]:
     """(command, result, message) of each Bash call that ran in the project: refused and
-    interrupted calls, and calls with no result yet, did not."""
+    interrupted calls, and calls with no result yet, did not. A command sent to the background
+    ran where BashOutput or TaskOutput reported its end (`command_runs`)."""
     runs = []
-    for use, message in _calls(turn.messages):
+    for use, message in command_runs(turn.messages):
         command, result = _command(use), use.result
         ran = result is not None and not result.rejected and not result.interrupted
         if command is not None and result is not None and ran and not _elsewhere(command, project_root):

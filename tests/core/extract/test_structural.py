@@ -631,3 +631,43 @@ def test_a_timed_out_run_gets_no_fix_from_what_the_assistant_does_next() -> None
         assistant("Let me regenerate the lock file:", uses=(bash("nix flake update", "", tid="2"),)),
     ]
     assert not [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+
+
+def test_a_background_run_has_its_verdict_where_task_output_reports_it() -> None:
+    # Real shapes (Claude Code 2.1): the launch names its id with a full stop after it, and
+    # TaskOutput (not BashOutput) reports the run by `task_id`, its streams as one <output>.
+    launch = bash(
+        "python -m pytest tests/test_notes.py -q",
+        "Command running in background with ID: b03a6e3. Output is being written to: "
+        "/tmp/claude/tasks/b03a6e3.output",
+        tid="1",
+    )
+
+    def poll(tid: str, status: str, retrieval: str, tail: str) -> ToolUse:
+        content = (
+            f"<retrieval_status>{retrieval}</retrieval_status>\n\n<task_id>b03a6e3</task_id>\n\n"
+            f"<task_type>local_bash</task_type>\n\n<status>{status}</status>\n\n{tail}"
+        )
+        return ToolUse(tid, "TaskOutput", {"task_id": "b03a6e3", "block": True}, ToolResult(tid, content))
+
+    running = poll(
+        "2", "running", "timeout", "<output>\n============ test session starts ============\n</output>"
+    )
+    failed = poll(
+        "3",
+        "failed",
+        "success",
+        "<exit_code>1</exit_code>\n\n<output>\nFAILED tests/test_notes.py::test_title - AssertionError\n"
+        "1 failed, 4 passed in 0.31s\n</output>",
+    )
+    still_running = run(user("run the notes tests"), assistant(uses=(launch,)), assistant(uses=(running,)))
+    assert not any(c.content.startswith("Tests ") for c in still_running)  # no verdict while it runs
+    ended = run(
+        user("run the notes tests"),
+        assistant(uses=(launch,)),
+        assistant(uses=(running,)),
+        assistant(uses=(failed,)),
+    )
+    (verdict,) = [c for c in ended if c.content.startswith("Tests ")]
+    assert verdict.content.startswith("Tests failing: `python -m pytest tests/test_notes.py -q`")
+    assert "1 failed, 4 passed" in verdict.content
