@@ -7,7 +7,10 @@ sets one's status (`deleted` removes it) or subject, and `TaskList` answers with
 a line per task (`#3 [in_progress] Run the e2e suite`). The list lives across turns: tasks made
 in one turn are done in later ones. So the list is carried from turn to turn (`advance`), seeded
 with what the transcript said before the messages at hand (`task_calls` picks those lines out),
-and a turn that touched it leaves the list's state as of its end, as a TodoWrite turn does.
+and a turn that touched it leaves the list's state as of its end, as a TodoWrite turn does. A task's
+subject is a title ("Build + install jcode stable"); its description says what the task is
+("cargo build --release, scripts/install_release.sh to ~/.jcode/builds/current"), so the note
+gives each task with the head of its description, as a TodoWrite item's text would.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from cortex.core.extract.commands import clip
 from cortex.core.extract.signals import task_list_note
 from cortex.core.extract.transcript import Message, ToolUse
 from cortex.core.model import Candidate
 
 TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate", "TaskList"})
 MAX_SUBJECT_CHARS = 200
+MAX_DESCRIPTION_CHARS = 160  # of each task's description, in the note
 _STATUSES = frozenset({"pending", "in_progress", "completed"})
 _CREATED = re.compile(r"^Task #(\S+) created successfully")
 # TaskList's line per task: `#<id> [<status>] <subject>`, then ` (<owner>)` in a team and
@@ -37,11 +42,18 @@ _USE_ID = re.compile(rb'"id"\s*:\s*"([^"\\]+)"')
 
 @dataclass(frozen=True, slots=True)
 class Task:
-    """One task of the list: the client's id, its subject and its status."""
+    """One task of the list: the client's id, its subject, its status and its description."""
 
     id: str
     subject: str
     status: str = "pending"
+    description: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The subject, with the head of the description when it has one."""
+        detail = clip(self.description, MAX_DESCRIPTION_CHARS)
+        return f"{self.subject} ({detail})" if detail else self.subject
 
 
 Ledger = tuple[Task, ...]
@@ -72,9 +84,9 @@ def advance(ledger: Ledger, messages: Iterable[Message]) -> Ledger:
 
 def task_state(ledger: Ledger) -> Candidate | None:
     """The list's state note: its open tasks (in progress first) and its done ones."""
-    open_ = [t.subject for t in ledger if t.status == "in_progress"]
-    open_ += [t.subject for t in ledger if t.status == "pending"]
-    return task_list_note(open_, [t.subject for t in ledger if t.status == "completed"])
+    open_ = [t.shown for t in ledger if t.status == "in_progress"]
+    open_ += [t.shown for t in ledger if t.status == "pending"]
+    return task_list_note(open_, [t.shown for t in ledger if t.status == "completed"])
 
 
 def task_calls(lines: Iterable[bytes]) -> list[bytes]:
@@ -101,6 +113,10 @@ def _subject(value: object) -> str:
     return " ".join(value.split())[:MAX_SUBJECT_CHARS] if isinstance(value, str) else ""
 
 
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _created(tasks: list[Task], use: ToolUse) -> list[Task]:
     assert use.result is not None
     made = _CREATED.match(use.result.content.strip())
@@ -109,7 +125,11 @@ def _created(tasks: list[Task], use: ToolUse) -> list[Task]:
         return tasks
     if tasks and all(t.status == "completed" for t in tasks):
         tasks = []  # the client clears a list whose every task is done: a new list begins
-    return [*(t for t in tasks if t.id != made.group(1)), Task(made.group(1), subject)]
+    description = _text(use.input.get("description"))
+    return [
+        *(t for t in tasks if t.id != made.group(1)),
+        Task(made.group(1), subject, description=description),
+    ]
 
 
 def _updated(tasks: list[Task], use: ToolUse) -> list[Task]:
@@ -118,6 +138,7 @@ def _updated(tasks: list[Task], use: ToolUse) -> list[Task]:
     if status == "deleted":
         return [t for t in tasks if t.id != task_id]
     subject = _subject(use.input.get("subject"))
+    description = _text(use.input.get("description"))
     out = []
     for task in tasks:
         if task.id == task_id:
@@ -125,6 +146,7 @@ def _updated(tasks: list[Task], use: ToolUse) -> list[Task]:
                 task,
                 status=status if isinstance(status, str) and status in _STATUSES else task.status,
                 subject=subject or task.subject,
+                description=description or task.description,
             )
         out.append(task)
     return out
@@ -137,12 +159,13 @@ def _listed(tasks: Sequence[Task], content: str) -> list[Task]:
     text = content.strip()
     if text == _EMPTY_LIST:
         return []
-    known = {t.id: t.subject for t in tasks}
+    known = {t.id: t for t in tasks}
     listed = [_LISTED.match(line.strip()) for line in text.splitlines() if line.strip()]
     if not listed or any(m is None for m in listed):
         return list(tasks)
-    return [
-        Task(m.group(1), known.get(m.group(1)) or _subject(m.group(3)), m.group(2))
-        for m in listed
-        if m is not None
-    ]
+    out = []
+    for m in listed:
+        if m is not None:
+            task = known.get(m.group(1)) or Task(m.group(1), _subject(m.group(3)))
+            out.append(replace(task, status=m.group(2)))
+    return out

@@ -189,3 +189,34 @@ def test_the_history_before_a_chunk_keeps_only_the_task_calls(tmp_path: Path) ->
     before_later = len(jsonl(FIRST_TURN + other))
     assert task_ledger(list(read_task_history(path, before_later))) == task_ledger(messages(FIRST_TURN))
     assert read_task_history(path, 0) == () and read_task_history(tmp_path / "gone.jsonl", 100) == ()
+
+
+def test_each_task_shows_the_head_of_its_description() -> None:
+    long = (
+        "cargo build --release in $WS/jcode, then scripts/install_release.sh to ~/.jcode/builds/current " * 3
+    )
+    turn = [
+        prompt_record("build it", "p12"),
+        *create("c5", "1", "Build + install jcode", long),
+        *create("c6", "2", "Push the branch", "git push -u origin feat/local-gemma4-macos"),
+        text_record("m12", "ok", "t12"),
+    ]
+    (note,) = notes(turn)
+    head = note.split("; Push the branch")[0]
+    assert head.startswith(
+        "Task list. Open: Build + install jcode (cargo build --release in $WS/jcode, then "
+    )
+    assert head.endswith("…)") and len(head) < len("Task list. Open: Build + install jcode ()") + 161
+    assert note.endswith("; Push the branch (git push -u origin feat/local-gemma4-macos)")
+    # An update may restate what a task is; TaskList's lines keep the description held.
+    later = [
+        prompt_record("rename", "p13"),
+        task_use("u10", "TaskUpdate", {"taskId": "2", "description": "git push origin main"}),
+        tool_result_record("u10", "Updated task #2 description", is_error=False, top={"success": True}),
+        *listing("l4", "#1 [completed] Build + install jcode\n#2 [pending] Push the branch"),
+        text_record("m13", "ok", "t13"),
+    ]
+    (seeded,) = notes(later, seed=turn)
+    assert seeded.startswith(
+        "Task list. Open: Push the branch (git push origin main). Done: Build + install jcode ("
+    )
