@@ -21,6 +21,7 @@ from cortex.core.text import word_set
 from cortex.core.write.distinct import POLARITY_WORDS as POLARITY_WORDS
 from cortex.core.write.distinct import flips, lost_by_merge
 from cortex.core.write.paraphrase import PARAPHRASE_COSINE, negates_differently, paraphrase_difference
+from cortex.core.write.state import state_keys
 
 NEAR_DUPLICATE_JACCARD = 0.8  # at or above: the same memory, re-said
 UNCERTAIN_JACCARD = 0.5  # [0.5, 0.8): related enough to suggest a link when no cosine is known
@@ -209,7 +210,12 @@ def _is_duplicate(n: Neighbour) -> bool:
 
 def _merges(candidate: Candidate, n: Neighbour) -> str | None:
     """How `candidate` is the same memory as `n`: "lexical" (re-typed), "paraphrase" (other
-    words, an embedding found the same meaning and no detail differs), or None."""
+    words, an embedding found the same meaning and no detail differs), or None. A newer
+    state of the same thing is never merged into the older one: it replaces it (`state.py`),
+    and any change between two states of one thing is the news ("Task list. Open: ..." then
+    "Task list. Done: ..." share every other word)."""
+    if state_keys(candidate.tags) & state_keys(n.memory.tags):
+        return None
     if n.jaccard >= NEAR_DUPLICATE_JACCARD and not _loses_fact(candidate, n):
         return "lexical"
     if n.memory.type is not candidate.type or n.cosine is None or n.cosine < PARAPHRASE_COSINE:

@@ -133,6 +133,20 @@ def test_reinforce_bumps_confidence_and_access_and_merges_tags_and_files() -> No
     assert plan.content is None  # the stored wording stays
 
 
+def test_a_newer_state_of_the_same_thing_is_never_merged_into_the_older_one() -> None:
+    # Real pair: a task list, then the same list with its items done; every other word (and an
+    # "open" in a task's description) is shared, so neither rule sees the change.
+    items = "Fork + clone jcode (gh repo fork, open a PR to self); Build + install jcode stable"
+    older = memory("m1", f"Task list. Open: {items}", type=MemoryType.PROGRESS, tags=("todo", "turn-state"))
+    newer = candidate(f"Task list. Done: {items}", type=MemoryType.PROGRESS, tags=("todo", "turn-state"))
+    for near in (Neighbour(older, 0.95), Neighbour(older, 0.95, cosine=0.99)):
+        plan = plan_write(newer, exact=None, neighbours=[near])
+        assert plan.action is WriteAction.INSERT  # the state rule then supersedes the older one
+    # The same words as an ordinary note, with no state key shared, merge as before.
+    plain = memory("m2", f"Task list. Open: {items}", type=MemoryType.PROGRESS, tags=("todo",))
+    assert plan_write(newer, exact=None, neighbours=[Neighbour(plain, 0.95)]).action is WriteAction.REINFORCE
+
+
 def test_reinforce_adopts_the_candidate_text_only_when_it_says_strictly_more() -> None:
     short = memory("m1", "We use SQLite in WAL mode")
     longer = candidate("We use SQLite in WAL mode because several sessions write at once")
