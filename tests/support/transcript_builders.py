@@ -105,15 +105,28 @@ def envelope(kind: str, uuid: str, version: str, **extra: object) -> dict[str, o
     return {**record, **extra}
 
 
+def tool_use_record(
+    tid: str,
+    name: str,
+    tool_input: Mapping[str, object],
+    *,
+    version: str = V2_1,
+    uuid: str | None = None,
+    **extra: object,
+) -> dict[str, object]:
+    """An assistant record holding one tool call (`extra`: envelope fields, e.g. isSidechain)."""
+    block: dict[str, object] = {"type": "tool_use", "id": tid, "name": name, "input": dict(tool_input)}
+    if version >= "2.1":
+        block["caller"] = {"type": "direct"}
+    message = {"id": f"msg_{tid}", "type": "message", "role": "assistant", "content": [block]}
+    return {**envelope("assistant", uuid or f"a-{tid}", version, **extra), "message": message}
+
+
 def bash_use_record(
     tid: str, command: str, *, version: str = V2_1, uuid: str | None = None
 ) -> dict[str, object]:
     """An assistant record holding one Bash tool call."""
-    block: dict[str, object] = {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command}}
-    if version >= "2.1":
-        block["caller"] = {"type": "direct"}
-    message = {"id": f"msg_{tid}", "type": "message", "role": "assistant", "content": [block]}
-    return {**envelope("assistant", uuid or f"a-{tid}", version), "message": message}
+    return tool_use_record(tid, "Bash", {"command": command}, version=version, uuid=uuid)
 
 
 def tool_result_record(

@@ -11,11 +11,11 @@ from tests.support.transcript_builders import (
     REJECT_PROCEED,
     V2_0,
     V2_1,
-    envelope,
     jsonl,
     prompt_record,
     text_record,
     tool_result_record,
+    tool_use_record,
 )
 
 WHERE = "Where should the working clone of the fork go?"
@@ -50,11 +50,7 @@ QUESTIONS = [
 
 def ask(version: str, answers: dict[str, str], wording: str) -> list[dict[str, object]]:
     """An AskUserQuestion call and the user's answers, as `version` writes them."""
-    block = {"type": "tool_use", "id": "q1", "name": "AskUserQuestion", "input": {"questions": QUESTIONS}}
-    use = {
-        **envelope("assistant", "a-q1", version),
-        "message": {"id": "msg_q1", "type": "message", "role": "assistant", "content": [block]},
-    }
+    use = tool_use_record("q1", "AskUserQuestion", {"questions": QUESTIONS}, version=version)
     said = ", ".join(f'"{q}"="{a}"' for q, a in answers.items())
     top: dict[str, object] = {"questions": QUESTIONS, "answers": answers}
     if version >= "2.1":
@@ -104,11 +100,7 @@ def test_an_answer_in_the_users_own_words_keeps_its_statements_not_its_questions
 
 
 def test_a_refused_question_settles_nothing() -> None:
-    block = {"type": "tool_use", "id": "q1", "name": "AskUserQuestion", "input": {"questions": QUESTIONS}}
-    use = {
-        **envelope("assistant", "a-q1", V2_0),
-        "message": {"id": "msg_q1", "type": "message", "role": "assistant", "content": [block]},
-    }
+    use = tool_use_record("q1", "AskUserQuestion", {"questions": QUESTIONS}, version=V2_0)
     refused = tool_result_record(
         "q1", REJECT_PROCEED, is_error=True, top=f"Error: {REJECT_PROCEED}", version=V2_0
     )

@@ -14,23 +14,20 @@ from cortex.core.model import MemoryType
 from cortex.core.write.state import STATE_TAG
 from cortex.shell.transcript_io import read_task_history
 from tests.support.transcript_builders import (
-    V2_1,
     bash_result_record,
     bash_use_record,
-    envelope,
     jsonl,
     prompt_record,
     text_record,
     tool_result_record,
+    tool_use_record,
 )
 
 
 def task_use(
     tid: str, name: str, tool_input: dict[str, object], *, sidechain: bool = False
 ) -> dict[str, object]:
-    block = {"type": "tool_use", "id": tid, "name": name, "input": tool_input, "caller": {"type": "direct"}}
-    message = {"id": f"msg_{tid}", "type": "message", "role": "assistant", "content": [block]}
-    return {**envelope("assistant", f"a-{tid}", V2_1, isSidechain=sidechain), "message": message}
+    return tool_use_record(tid, name, tool_input, isSidechain=sidechain)
 
 
 def create(tid: str, task_id: str, subject: str, description: str = "") -> list[dict[str, object]]:
