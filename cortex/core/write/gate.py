@@ -82,7 +82,7 @@ class WritePlan:
 def plan_write(candidate: Candidate, *, exact: Memory | None, neighbours: Sequence[Neighbour]) -> WritePlan:
     """Decide what storing `candidate` means given an exact-hash match and similar memories."""
     if exact is not None:
-        return _plan_exact(exact)
+        return _plan_exact(exact, candidate)
     unique = _unique(neighbours)
     # A merge keeps one wording: never merge texts that differ in a number, an identifier,
     # a negation or a named technology (they state different facts); link them instead.
@@ -116,7 +116,16 @@ def plan_write(candidate: Candidate, *, exact: Memory | None, neighbours: Sequen
     )
 
 
-def _plan_exact(exact: Memory) -> WritePlan:
+def _plan_exact(exact: Memory, candidate: Candidate) -> WritePlan:
+    if exact.status is Status.SUPERSEDED and state_keys(candidate.tags) & state_keys(exact.tags):
+        # A state that held, was replaced, and holds again (a test fails, passes, then fails the
+        # same way): the latest turn says it is current, so it is current again.
+        return WritePlan(
+            WriteAction.SKIP,
+            "exact duplicate of a superseded state that holds again: restore it",
+            target_id=exact.id,
+            restore=True,
+        )
     if exact.status in (Status.ARCHIVED, Status.PRUNED):
         return WritePlan(
             WriteAction.SKIP,

@@ -11,6 +11,8 @@ deleted: history keeps them and `cortex get` still shows them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
 
 from cortex.core.model import Memory, Status
 
@@ -43,6 +45,14 @@ def state_keys(tags: Iterable[str]) -> set[str]:
 
 def is_state(tags: Iterable[str]) -> bool:
     return bool(state_keys(tags))
+
+
+def reasserted(m: Memory, now: datetime) -> Memory | None:
+    """A superseded state note the latest turn states again, current once more; None for any
+    other note."""
+    if m.status is not Status.SUPERSEDED or not is_state(m.tags):
+        return None
+    return replace(m, status=Status.ACTIVE, status_changed=now, updated=now)
 
 
 def newest_states(latest: Iterable[Memory]) -> dict[Slot, set[str]]:

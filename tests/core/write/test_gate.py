@@ -96,6 +96,18 @@ def test_exact_duplicate_of_a_superseded_memory_stays_superseded() -> None:
     assert plan.action is WriteAction.SKIP and not plan.restore
 
 
+def test_a_superseded_state_stated_again_is_restored() -> None:
+    # A test failed, then passed, then failed the same way: its failing state holds again.
+    tags = ("turn-state", "state:test pytest -q")
+    older = memory("m1", "Tests failing: `pytest -q` (1 failed)", Status.SUPERSEDED, tags=tags)
+    again = candidate("Tests failing: `pytest -q` (1 failed)", tags=tags)
+    plan = plan_write(again, exact=older, neighbours=[])
+    assert plan.action is WriteAction.SKIP and plan.restore and plan.target_id == "m1"
+    # Another state key, or no state at all, leaves it superseded.
+    other = candidate("Tests failing: `pytest -q` (1 failed)", tags=("state:test tox",))
+    assert not plan_write(other, exact=older, neighbours=[]).restore
+
+
 # --- near duplicates and the uncertain band ----------------------------------------------------
 
 
