@@ -24,7 +24,6 @@ from cortex.core.write.apply import (
 )
 from cortex.core.write.gate import WriteAction, WritePlan
 from cortex.core.write.sanitise import sanitise_source
-from cortex.core.write.state import reasserted
 from cortex.store.port import MemoryStore
 
 HINT_STRENGTH = 0.5  # a model's guess at a link, below the gate's own relates_to edges
@@ -53,7 +52,7 @@ def apply_plan(
             raise RuntimeError(f"gate planned on a missing memory {plan.target_id}")
         memory = reinforced(current, plan, now) if effect is WriteEffect.REINFORCED else current
         if plan.restore:  # None: restored meanwhile, nothing left to restore
-            memory = plan_restore(memory, now) or reasserted(memory, now) or memory
+            memory = plan_restore(memory, now) or memory
         if memory is not current:
             op = "reinforce" if effect is WriteEffect.REINFORCED else "restore"
             store.update_memory(current, memory, cx.actor, now, op)

@@ -110,13 +110,18 @@ def redacted(cand: Candidate) -> Candidate:
 
 
 def plan_candidate(
-    cx: Cortex, store: MemoryStore, cand: Candidate, embedder: Embedder | None = None
+    cx: Cortex,
+    store: MemoryStore,
+    cand: Candidate,
+    embedder: Embedder | None = None,
+    source: Source | None = None,
 ) -> gate.WritePlan:
     """The write gate's plan for a redacted candidate against `store`; with an embedder, the
-    neighbours in the uncertain band are compared by cosine too."""
+    neighbours in the uncertain band are compared by cosine too. `source`: where a transcript
+    said it."""
     exact = store.by_hash(content_hash(cand.content))
     if exact is not None:
-        return gate.plan_write(cand, exact=exact, neighbours=[])
+        return gate.plan_write(cand, exact=exact, neighbours=[], source=source)
     return gate.plan_write(cand, exact=None, neighbours=_gathered(cx, store, cand, embedder))
 
 
@@ -173,7 +178,7 @@ def write_batch(
         except Exception as exc:  # the gate embeds (or falls back to words) one by one
             log.warning("embedding the batch for the write gate failed: %s", exc)
     for cand, source in todo:
-        plan = plan_candidate(cx, store, cand, embedder)
+        plan = plan_candidate(cx, store, cand, embedder, source)
         out.append(apply_plan(cx, store, cand, plan, source, now))
     return out
 

@@ -269,6 +269,27 @@ def test_dependencies_tried_one_after_another_leave_one_current_note(project: Pa
         cx.close()
 
 
+def test_a_dependency_added_back_after_it_was_dropped_is_current(project: Path) -> None:
+    # Added, dropped, added back with the same text as the first note (which is history by
+    # then): the manifest holds it, so the note saying so is current and nothing says dropped.
+    cargo = str(project / "Cargo.toml")
+    updated = "The file has been updated."
+    turns = [
+        use_turn(1, "add base64", "Edit", _cargo(cargo, "", 'base64 = "0.22"\n'), updated),
+        use_turn(2, "drop base64", "Edit", _cargo(cargo, 'base64 = "0.22"\n', ""), updated),
+        use_turn(3, "add base64 back", "Edit", _cargo(cargo, "", 'base64 = "0.22"\n'), updated),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        notes = [
+            m for m in cx.write_store(Scope.PROJECT).all_memories() if m.content.startswith("Cargo.toml")
+        ]
+        assert [m.content for m in notes if m.status is Status.ACTIVE] == ["Cargo.toml: added `base64` 0.22"]
+        assert any("tried and dropped `base64`" in m.content for m in notes if m.status is Status.SUPERSEDED)
+    finally:
+        cx.close()
+
+
 def _cargo(path: str, old: str, new: str) -> dict[str, object]:
     return {"file_path": path, "old_string": 'serde = "1"\n' + old, "new_string": 'serde = "1"\n' + new}
 

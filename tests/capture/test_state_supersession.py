@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from cortex.app import Cortex
 from cortex.capture.queue import QueueEntry
 from cortex.capture.session import GitFacts, capture_session
@@ -86,34 +88,37 @@ def test_the_latest_verdict_report_and_build_state_win(project: Path) -> None:
         cx.close()
 
 
-def test_a_state_that_holds_again_is_current_again(project: Path) -> None:
-    # A suite fails, passes, then fails exactly as before: the failing note is the same text as
-    # the superseded one, and the latest turn says it holds. The same for pass, fail, pass.
-    failing = "FAILED tests/test_a.py::test_x\n1 failed, 2 passed in 0.2s"
-    for outcomes, current in (
+FAILING = "FAILED tests/test_a.py::test_x\n1 failed, 2 passed in 0.2s"
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "current"),
+    [
         (
-            ((failing, 1), ("3 passed in 0.2s", 0), (failing, 1)),
+            ((FAILING, 1), ("3 passed in 0.2s", 0), (FAILING, 1)),
             "Tests failing: `pytest -q` (1 failed, 2 passed",
         ),
         (
-            (("3 passed in 0.2s", 0), (failing, 1), ("3 passed in 0.2s", 0)),
+            (("3 passed in 0.2s", 0), (FAILING, 1), ("3 passed in 0.2s", 0)),
             "Tests passed: `pytest -q` (3 passed",
         ),
-    ):
-        root = project / current.split(":")[0].replace(" ", "-")
-        root.mkdir()
-        turns = [
-            turn(i, "pytest -q", out, code, f"Step {i} done.") for i, (out, code) in enumerate(outcomes, 1)
-        ]
-        cx = capture_turns(root, turns)
-        try:
-            states = [
-                m for m in cx.write_store(Scope.PROJECT).all_memories() if m.content.startswith("Tests ")
-            ]
-            active = [m.content for m in states if m.status is Status.ACTIVE]
-            assert len(states) == 2 and len(active) == 1 and active[0].startswith(current), active
-        finally:
-            cx.close()
+    ],
+)
+def test_a_state_that_holds_again_is_current_again(
+    project: Path, outcomes: tuple[tuple[str, int], ...], current: str
+) -> None:
+    # A suite fails, passes, then fails exactly as before: the failing note is the same text as
+    # the superseded one, and the latest turn says it holds. The same for pass, fail, pass.
+    turns = [turn(i, "pytest -q", out, code, f"Step {i} done.") for i, (out, code) in enumerate(outcomes, 1)]
+    cx = capture_turns(project, turns)
+    try:
+        states = [m for m in cx.write_store(Scope.PROJECT).all_memories() if m.content.startswith("Tests ")]
+        active = [m for m in states if m.status is Status.ACTIVE]
+        assert len(states) == 3 and len(active) == 1 and active[0].content.startswith(current), states
+        # Stated anew: the newest note, after the one it gives way to; the first is history.
+        assert active[0].created == max(m.created for m in states)
+    finally:
+        cx.close()
 
 
 def test_an_explained_failure_stays_when_its_command_later_succeeds(project: Path) -> None:

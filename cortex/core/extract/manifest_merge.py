@@ -88,6 +88,9 @@ def merge_notes(newer: ManifestNote, older: Sequence[ManifestNote]) -> ManifestN
                 carried.append(part)
             covered |= mine
         whys += [w for w in reasons if w not in whys]
+    # A dependency the newer note adds is in the manifest now, whatever was dropped on the way.
+    back = {m.group(1) for part in head if (m := _ADDED.match(part))}
+    tried = [t for t in tried if t.count("`") < 2 or t.split("`")[1] not in back]
     dropped = {t.split("`")[1] for t in tried if t.count("`") >= 2}
     parts = [p for p in head + carried if not p.startswith(TRIED) and not _removes(p, dropped)]
     if tried:

@@ -37,10 +37,12 @@ from cortex.core.extract.manifest_entries import (
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.write.state import ENTRY_PREFIX as ENTRY_PREFIX
 
 MANIFEST_TAG = "manifest"
 DROPS_PREFIX = "drops:"  # a command the edit took out of the manifest
-ENTRY_PREFIX = "entry:"  # `entry:<file>:<key>`, one per entry the note says changed
+# ENTRY_PREFIX (`entry:<file>:<key>`): one tag per entry the note says changed; the write gate
+# reads it as what the note gives the current word on (core/write/state.py).
 MANIFEST_NAMES = frozenset(
     {
         "package.json",

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from cortex.core.model import Candidate, EdgeStatus, EdgeType, Memory, Status
+from cortex.core.model import Candidate, EdgeStatus, EdgeType, Memory, Source, Status
 from cortex.core.text import word_set
 from cortex.core.write.distinct import POLARITY_WORDS as POLARITY_WORDS
 from cortex.core.write.distinct import flips, lost_by_merge
 from cortex.core.write.paraphrase import PARAPHRASE_COSINE, negates_differently, paraphrase_difference
-from cortex.core.write.state import state_keys
+from cortex.core.write.state import state_keys, subjects
 
 NEAR_DUPLICATE_JACCARD = 0.8  # at or above: the same memory, re-said
 UNCERTAIN_JACCARD = 0.5  # [0.5, 0.8): related enough to suggest a link when no cosine is known
@@ -79,10 +79,17 @@ class WritePlan:
     keep_candidate: bool = False  # REINFORCE of a paraphrase: store the candidate as evidence
 
 
-def plan_write(candidate: Candidate, *, exact: Memory | None, neighbours: Sequence[Neighbour]) -> WritePlan:
-    """Decide what storing `candidate` means given an exact-hash match and similar memories."""
+def plan_write(
+    candidate: Candidate,
+    *,
+    exact: Memory | None,
+    neighbours: Sequence[Neighbour],
+    source: Source | None = None,
+) -> WritePlan:
+    """Decide what storing `candidate` means given an exact-hash match and similar memories;
+    `source` is where in a transcript the candidate was said (None: not from a transcript)."""
     if exact is not None:
-        return _plan_exact(exact, candidate)
+        return _plan_exact(exact, candidate, source)
     unique = _unique(neighbours)
     # A merge keeps one wording: never merge texts that differ in a number, an identifier,
     # a negation or a named technology (they state different facts); link them instead.
@@ -116,16 +123,13 @@ def plan_write(candidate: Candidate, *, exact: Memory | None, neighbours: Sequen
     )
 
 
-def _plan_exact(exact: Memory, candidate: Candidate) -> WritePlan:
-    if exact.status is Status.SUPERSEDED and state_keys(candidate.tags) & state_keys(exact.tags):
-        # A state that held, was replaced, and holds again (a test fails, passes, then fails the
-        # same way): the latest turn says it is current, so it is current again.
-        return WritePlan(
-            WriteAction.SKIP,
-            "exact duplicate of a superseded state that holds again: restore it",
-            target_id=exact.id,
-            restore=True,
-        )
+def _plan_exact(exact: Memory, candidate: Candidate, source: Source | None) -> WritePlan:
+    if exact.status is Status.SUPERSEDED and _said_again(exact, candidate, source):
+        # What held, was replaced, and holds again (a test fails, passes, then fails the same
+        # way; a dependency added, dropped, added back): the latest turn says it, so it is
+        # stated anew, and what replaced it in between gives way to it in turn. The old note
+        # stays history, in its place in time.
+        return WritePlan(WriteAction.INSERT, "a superseded statement that holds again")
     if exact.status in (Status.ARCHIVED, Status.PRUNED):
         return WritePlan(
             WriteAction.SKIP,
@@ -136,6 +140,20 @@ def _plan_exact(exact: Memory, candidate: Candidate) -> WritePlan:
     # No confidence bump: re-reading the same transcript after a restart must change nothing.
     reason = "exact duplicate" + (" of a superseded memory" if exact.status is Status.SUPERSEDED else "")
     return WritePlan(WriteAction.SKIP, reason, target_id=exact.id)
+
+
+def _said_again(old: Memory, candidate: Candidate, source: Source | None) -> bool:
+    """The candidate states what `old` stated (same state key or manifest entry) later in the
+    same session's transcript. The same words read again from the same place (a re-read after
+    a restart) or from another session (a resumed session's copied history) are not news."""
+    if source is None or not subjects(candidate.tags) & subjects(old.tags):
+        return False
+    was, now = old.source, source
+    return (
+        was.session_id is not None
+        and was.session_id == now.session_id
+        and (now.transcript_offset or 0) > (was.transcript_offset or 0)
+    )
 
 
 def _plan_reinforce(

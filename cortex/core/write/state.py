@@ -11,8 +11,6 @@ deleted: history keeps them and `cortex get` still shows them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
-from datetime import datetime
 
 from cortex.core.model import Memory, Status
 
@@ -20,6 +18,7 @@ STATE_TAG = "turn-state"
 STATE_PREFIX = "state:"
 REPORT_KEY = "report"  # the key STATE_TAG stands for
 MAX_KEY_CHARS = 120
+ENTRY_PREFIX = "entry:"  # a manifest or settings note's entry it says changed: `entry:<file>:<key>`
 # Branch names that mean "the default branch"; a detached HEAD (or a repository created
 # mid-session) reports `HEAD`, which is treated the same.
 DEFAULT_BRANCH_NAMES = frozenset({"", "HEAD", "main", "master", "trunk", "develop", "development", "dev"})
@@ -47,12 +46,11 @@ def is_state(tags: Iterable[str]) -> bool:
     return bool(state_keys(tags))
 
 
-def reasserted(m: Memory, now: datetime) -> Memory | None:
-    """A superseded state note the latest turn states again, current once more; None for any
-    other note."""
-    if m.status is not Status.SUPERSEDED or not is_state(m.tags):
-        return None
-    return replace(m, status=Status.ACTIVE, status_changed=now, updated=now)
+def subjects(tags: Iterable[str]) -> set[str]:
+    """What a note gives the current word on: its state keys and the manifest or settings
+    entries it says changed (`entry:<file>:<key>`)."""
+    tags = list(tags)
+    return state_keys(tags) | {t for t in tags if t.startswith(ENTRY_PREFIX)}
 
 
 def newest_states(latest: Iterable[Memory]) -> dict[Slot, set[str]]:

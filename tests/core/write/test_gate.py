@@ -96,16 +96,28 @@ def test_exact_duplicate_of_a_superseded_memory_stays_superseded() -> None:
     assert plan.action is WriteAction.SKIP and not plan.restore
 
 
-def test_a_superseded_state_stated_again_is_restored() -> None:
-    # A test failed, then passed, then failed the same way: its failing state holds again.
-    tags = ("turn-state", "state:test pytest -q")
-    older = memory("m1", "Tests failing: `pytest -q` (1 failed)", Status.SUPERSEDED, tags=tags)
-    again = candidate("Tests failing: `pytest -q` (1 failed)", tags=tags)
-    plan = plan_write(again, exact=older, neighbours=[])
-    assert plan.action is WriteAction.SKIP and plan.restore and plan.target_id == "m1"
-    # Another state key, or no state at all, leaves it superseded.
-    other = candidate("Tests failing: `pytest -q` (1 failed)", tags=("state:test tox",))
-    assert not plan_write(other, exact=older, neighbours=[]).restore
+def test_a_superseded_statement_that_holds_again_is_stored_anew() -> None:
+    # A test failed, then passed, then failed the same way: its failing state holds again. So
+    # does a dependency added, dropped and added back. The old note stays history.
+    text = "Tests failing: `pytest -q` (1 failed)"
+    said = Source(session_id="s1", transcript_offset=100)
+    later = Source(session_id="s1", transcript_offset=900)
+    for tags in (("turn-state", "state:test pytest -q"), ("manifest", "entry:Cargo.toml:base64")):
+        older = memory("m1", text, Status.SUPERSEDED, tags=tags, source=said)
+        plan = plan_write(candidate(text, tags=tags), exact=older, neighbours=[], source=later)
+        assert plan.action is WriteAction.INSERT
+    # The same words from the same place (a re-read), from another session (a resumed
+    # session's copied history), with another state key or with none: history, as before.
+    older = memory("m1", text, Status.SUPERSEDED, tags=("state:test pytest -q",), source=said)
+    for tags, where in (
+        (("state:test pytest -q",), said),
+        (("state:test pytest -q",), Source(session_id="s2", transcript_offset=900)),
+        (("state:test pytest -q",), None),
+        (("state:test tox",), later),
+        (("branch:main",), later),
+    ):
+        plan = plan_write(candidate(text, tags=tags), exact=older, neighbours=[], source=where)
+        assert plan.action is WriteAction.SKIP and not plan.restore
 
 
 # --- near duplicates and the uncertain band ----------------------------------------------------
