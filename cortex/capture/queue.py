@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from cortex.core.text import as_text
 from cortex.shell.files import atomic_write
 
 log = logging.getLogger("cortex.capture.queue")
@@ -100,8 +101,7 @@ def parse_entry(raw: bytes) -> QueueEntry | None:
         return None
 
     def text(key: str) -> str:
-        value = data.get(key)
-        return value if isinstance(value, str) else ""
+        return as_text(data.get(key))
 
     return QueueEntry(
         event=text("event"),

@@ -28,6 +28,11 @@ def _drop_other_chars(text: str) -> str:
     return "".join(ch for ch in text if ch in "\n\t" or not unicodedata.category(ch).startswith("C"))
 
 
+def as_text(value: object) -> str:
+    """`value` when it is a string, else "" (a field of parsed JSON that may be anything)."""
+    return value if isinstance(value, str) else ""
+
+
 def normalize_text(text: str) -> str:
     """NFC-normalise, drop NULs and control characters (keep newlines/tabs), trim trailing space."""
     text = _drop_other_chars(unicodedata.normalize("NFC", text.replace("\x00", "")))

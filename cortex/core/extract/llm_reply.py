@@ -12,7 +12,7 @@ from cortex.core.extract.explicit import TYPE_ALIASES
 from cortex.core.graph import normalize_edge_type
 from cortex.core.model import Candidate, EdgeType, Layer, MemoryType, Scope
 from cortex.core.redact.secrets import redact
-from cortex.core.text import first_line_summary, normalize_text
+from cortex.core.text import as_text, first_line_summary, normalize_text
 
 MAX_RESPONSE_CHARS = 64_000  # ~8x a full answer of MAX_OUTPUT_TOKENS: beyond it the reply is junk
 MAX_LLM_CANDIDATES = 15
@@ -150,19 +150,19 @@ def _salvage_items(text: str) -> list[object]:
 def _candidate(item: object, priorities: Mapping[MemoryType, int]) -> tuple[Candidate | None, str]:
     if not isinstance(item, dict):
         return None, "not an object"
-    raw_type = _text(item.get("type") or item.get("memory_type"))
+    raw_type = as_text(item.get("type") or item.get("memory_type"))
     kind = TYPE_ALIASES.get(raw_type.strip().casefold())
     if kind is None or kind not in LLM_TYPES:
         return None, f"unknown or unsupported type {raw_type[:30]!r}"
-    content = _clean(_text(item.get("content") or item.get("text")))[:MAX_CONTENT_CHARS].rstrip()
-    summary = first_line_summary(_clean(_text(item.get("summary") or item.get("title"))), MAX_SUMMARY_CHARS)
+    content = _clean(as_text(item.get("content") or item.get("text")))[:MAX_CONTENT_CHARS].rstrip()
+    summary = first_line_summary(_clean(as_text(item.get("summary") or item.get("title"))), MAX_SUMMARY_CHARS)
     content = content or summary
     if not content:
         return None, "no content"
     if looks_like_instructions(content) or looks_like_instructions(summary):
         return None, "reads as instructions to a model, not as a memory"
     glob = _unit(item.get("global_confidence"), 0.0)
-    if _text(item.get("scope")).strip().casefold() != "global":
+    if as_text(item.get("scope")).strip().casefold() != "global":
         glob = min(glob, PROJECT_ONLY_GLOBAL_CONFIDENCE)
     return Candidate(
         content=content,
@@ -177,10 +177,6 @@ def _candidate(item: object, priorities: Mapping[MemoryType, int]) -> tuple[Cand
         files=_files(item.get("files") or item.get("related_files")),
         edge_hints=_edges(item.get("related") or item.get("edges")),
     ), ""
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _clean(text: str) -> str:
@@ -207,7 +203,7 @@ def _priority(value: object, default: int) -> int:
 
 def _tags(value: object) -> tuple[str, ...]:
     items = value if isinstance(value, list) else []
-    tags = (_TAG_CHARS.sub("-", _text(t).strip().casefold()).strip("-")[:40] for t in items)
+    tags = (_TAG_CHARS.sub("-", as_text(t).strip().casefold()).strip("-")[:40] for t in items)
     return tuple(dict.fromkeys(t for t in tags if t))[:MAX_TAGS]
 
 
@@ -215,7 +211,7 @@ def _files(value: object) -> tuple[str, ...]:
     items = value if isinstance(value, list) else []
     paths = []
     for raw in items:
-        path = _text(raw).strip().strip("`'\"")
+        path = as_text(raw).strip().strip("`'\"")
         if not path or len(path) > 200 or "://" in path or "\n" in path or ".." in path.split("/"):
             continue
         paths.append(path.removeprefix("./"))
@@ -228,8 +224,8 @@ def _edges(value: object) -> tuple[tuple[str, EdgeType], ...]:
     for raw in items:
         if not isinstance(raw, dict):
             continue
-        target = first_line_summary(_clean(_text(raw.get("to") or raw.get("target"))), MAX_SUMMARY_CHARS)
-        kind = normalize_edge_type(_text(raw.get("type")) or "relates_to")
+        target = first_line_summary(_clean(as_text(raw.get("to") or raw.get("target"))), MAX_SUMMARY_CHARS)
+        kind = normalize_edge_type(as_text(raw.get("type")) or "relates_to")
         # Only a person may say one memory replaces another.
         if target and kind is not None and kind != EdgeType.SUPERSEDES:
             hints.append((target, kind))

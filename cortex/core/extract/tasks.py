@@ -23,6 +23,7 @@ from cortex.core.extract.commands import clip
 from cortex.core.extract.signals import task_list_note
 from cortex.core.extract.transcript import Message, ToolUse
 from cortex.core.model import Candidate
+from cortex.core.text import as_text
 
 TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate", "TaskList"})
 MAX_SUBJECT_CHARS = 200
@@ -110,11 +111,7 @@ def _task_uses(messages: Iterable[Message]) -> Iterable[ToolUse]:
 
 
 def _subject(value: object) -> str:
-    return " ".join(value.split())[:MAX_SUBJECT_CHARS] if isinstance(value, str) else ""
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
+    return " ".join(as_text(value).split())[:MAX_SUBJECT_CHARS]
 
 
 def _created(tasks: list[Task], use: ToolUse) -> list[Task]:
@@ -125,7 +122,7 @@ def _created(tasks: list[Task], use: ToolUse) -> list[Task]:
         return tasks
     if tasks and all(t.status == "completed" for t in tasks):
         tasks = []  # the client clears a list whose every task is done: a new list begins
-    description = _text(use.input.get("description"))
+    description = as_text(use.input.get("description"))
     return [
         *(t for t in tasks if t.id != made.group(1)),
         Task(made.group(1), subject, description=description),
@@ -138,7 +135,7 @@ def _updated(tasks: list[Task], use: ToolUse) -> list[Task]:
     if status == "deleted":
         return [t for t in tasks if t.id != task_id]
     subject = _subject(use.input.get("subject"))
-    description = _text(use.input.get("description"))
+    description = as_text(use.input.get("description"))
     out = []
     for task in tasks:
         if task.id == task_id:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 
 from cortex.core.extract.transcript_model import SlashCommand, ToolResult
+from cortex.core.text import as_text
 
 BRIEFING_MARKER = "cortex:briefing"
 SESSION_START_CONTEXT_PREFIX = "SessionStart hook additional context"
@@ -155,7 +156,7 @@ def parse_answers(top: object) -> tuple[tuple[str, str, str], ...]:
             and isinstance(options, list)
         ):
             described[question["question"]] = {
-                o["label"].strip(): _text(o.get("description"))
+                o["label"].strip(): as_text(o.get("description"))
                 for o in options
                 if isinstance(o, Mapping) and isinstance(o.get("label"), str)
             }
@@ -167,10 +168,6 @@ def parse_answers(top: object) -> tuple[tuple[str, str, str], ...]:
         q, a, d = (_storable(t)[:MAX_ANSWER_CHARS].strip() for t in (question, answer, detail))
         out.append((q, a, d))
     return tuple(out)
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def parse_write_patch(top: object) -> tuple[tuple[str, str], ...]:
