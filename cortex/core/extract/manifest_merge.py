@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cortex.core.extract.manifests import ENTRY_PREFIX
+from cortex.core.write.state import ENTRY_PREFIX
 
 WHY = ". Why: "
 # A note that took over a long history would grow with every edit: past this, the newer note
@@ -90,8 +90,8 @@ def merge_notes(newer: ManifestNote, older: Sequence[ManifestNote]) -> ManifestN
         whys += [w for w in reasons if w not in whys]
     # A dependency the newer note adds is in the manifest now, whatever was dropped on the way.
     back = {m.group(1) for part in head if (m := _ADDED.match(part))}
-    tried = [t for t in tried if t.count("`") < 2 or t.split("`")[1] not in back]
-    dropped = {t.split("`")[1] for t in tried if t.count("`") >= 2}
+    tried = [t for t in tried if _tried_name(t) not in back]
+    dropped = {name for t in tried if (name := _tried_name(t))}
     parts = [p for p in head + carried if not p.startswith(TRIED) and not _removes(p, dropped)]
     if tried:
         parts.append(TRIED + ", ".join(dict.fromkeys(tried)))
@@ -107,6 +107,11 @@ def _split(content: str, file: str) -> tuple[list[str], list[str]]:
     if head.startswith(prefix):
         head = head[len(prefix) :]
     return [p.strip() for p in head.split("; ") if p.strip()], [w.strip() for w in whys if w.strip()]
+
+
+def _tried_name(item: str) -> str | None:
+    """The dependency a `tried and dropped` item names (`` `rustface` 0.1 ``), if it names one."""
+    return item.split("`")[1] if item.count("`") >= 2 else None
 
 
 def _removes(part: str, names: set[str]) -> bool:

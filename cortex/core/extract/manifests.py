@@ -37,7 +37,7 @@ from cortex.core.extract.manifest_entries import (
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.model import Candidate, Layer, MemoryType
-from cortex.core.write.state import ENTRY_PREFIX as ENTRY_PREFIX
+from cortex.core.write.state import ENTRY_PREFIX
 
 MANIFEST_TAG = "manifest"
 DROPS_PREFIX = "drops:"  # a command the edit took out of the manifest

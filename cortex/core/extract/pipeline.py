@@ -179,9 +179,11 @@ def _turn_candidates(
 
 def _task_list(turn: Sequence[Message], tasks: Ledger) -> list[tuple[Candidate, Message]]:
     """The task list's state at the end of a turn that called a task tool."""
-    note = task_state(tasks) if touches_tasks(turn) else None
     last = next((m for m in reversed(turn) if touches_tasks((m,))), None)
-    return [] if note is None or last is None else [(note, last)]
+    if last is None:
+        return []
+    note = task_state(tasks)
+    return [] if note is None else [(note, last)]
 
 
 def redact_messages(messages: Sequence[Message]) -> list[Message]:
@@ -193,13 +195,9 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
         key = (result.tool_use_id, result.content)
         done = cache.get(key)
         if done is None:
-            answers = tuple(tuple(redact(t).text for t in answer) for answer in result.answers)
-            done = cache[key] = replace(
-                result,
-                content=redact(result.content).text,
-                patch=(),
-                answers=tuple((q, a, d) for q, a, d in answers),
-            )
+            answers = tuple((redact(q).text, redact(a).text, redact(d).text) for q, a, d in result.answers)
+            content = redact(result.content).text
+            done = cache[key] = replace(result, content=content, patch=(), answers=answers)
         return done
 
     def linked_result(use: ToolUse) -> ToolResult | None:

@@ -48,7 +48,7 @@ def command_runs(messages: Sequence[Message]) -> list[tuple[ToolUse, Message]]:
                     continue  # a launch has no outcome yet
                 if not result.is_error and _SHELL_REFUSED.search(result.content):
                     use = ToolUse(use.id, use.name, use.input, _as_failed(result))
-            shell = next((use.input.get(k) for k in _REPORTERS.get(use.name, ()) if use.input.get(k)), None)
+            shell = next(filter(None, (use.input.get(k) for k in _REPORTERS.get(use.name, ()))), None)
             if isinstance(shell, str) and shell in launched and shell not in done and result is not None:
                 reported = _background_outcome(use.id, launched[shell], result)
                 if reported is not None:
@@ -71,9 +71,7 @@ def _background_outcome(tool_id: str, command: str, result: ToolResult) -> ToolU
     code = _EXIT.search(result.content)
     exit_code = int(code.group(1)) if code else None
     streams = {name: text.strip() for name, text in _STREAM.findall(result.content)}
-    output = "\n".join(
-        s for s in (streams.get("stderr", ""), streams.get("stdout", ""), streams.get("output", "")) if s
-    )
+    output = "\n".join(s for s in (streams.get(k, "") for k in ("stderr", "stdout", "output")) if s)
     failed = status.group(1) == "failed" or bool(exit_code)
     outcome = ToolResult(tool_id, output, is_error=failed, exit_code=exit_code)
     return ToolUse(tool_id, "Bash", {"command": command}, outcome)
