@@ -101,6 +101,8 @@ _READ_SUBCOMMANDS = {
     **dict.fromkeys(("pip", "pip3"), frozenset(("list", "show", "freeze"))),
 }  # fmt: skip
 # Options that take a value before the subcommand (`git -C repo status`, `kubectl -n ns get`).
+# A file's name as a command argument: its last part has an extension that starts with a letter.
+_FILE_NAME = re.compile(r"^[^-][^\s]*\.[A-Za-z]\w*$")
 _VALUED_OPTIONS = frozenset(("-C", "-c", "--git-dir", "--work-tree", "-n", "--namespace", "--context", "-R"))
 
 
@@ -262,6 +264,36 @@ def changes_something(command: str) -> bool:
     looks = all(_looks(words) for words in steps)
     # A quoted `>` is text, not a redirection.
     return bool(steps) and (not looks or _WRITES_FILE.search(without_quoted(command)) is not None)
+
+
+def only_discards(command: str) -> bool:
+    """Whether every step of a command line that changes something throws work away: puts files
+    back as committed (`git checkout flake.nix`, `git checkout -- .`, `git restore src/`,
+    `git reset --hard`), sets it aside (`git stash`) or deletes what git does not track
+    (`git clean -fd`). Such a step undoes; it is not what fixed an error. `git checkout main`
+    (a branch) is not one."""
+    changing = [words for words in command_steps(command) if words and not _looks(words)]
+    return bool(changing) and all(_discards(words) for words in changing)
+
+
+def _discards(words: list[str]) -> bool:
+    if words[0] != "git":
+        return False
+    rest = words[1:]
+    while len(rest) > 1 and rest[0] in ("-C", "-c"):
+        rest = rest[2:]
+    if not rest:
+        return False
+    sub, args = rest[0], rest[1:]
+    if sub == "checkout":
+        # Paths: after `--`, `.`, or a file's name (`flake.nix`, `src/app.ts`); not a branch
+        # (`main`, `feature/login`, `release/1.2`) nor a new one (`-b`).
+        if "-b" in args or "-B" in args:
+            return False
+        return "--" in args or any(a == "." or _FILE_NAME.search(a) is not None for a in args)
+    if sub == "stash":
+        return not args or args[0] in ("push", "save", "-u", "--include-untracked", "-k", "--keep-index")
+    return sub in ("restore", "clean") or (sub == "reset" and "--hard" in args)
 
 
 def _looks(words: list[str]) -> bool:

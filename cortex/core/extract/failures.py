@@ -25,6 +25,7 @@ from cortex.core.extract.commands import (
     is_git_commit,
     is_same_command,
     marked_cut,
+    only_discards,
     render_command,
     split_steps,
 )
@@ -154,7 +155,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             why = _explanation(between)
             # Without a why, what the assistant changed says the fix, when the error is named.
             what = why or (_change(between) if error else "")
-            ran = _fix_commands(calls[index + 1 :], fixed, shown) if (why or error) else []
+            ran = _fix_commands(calls[index + 1 :], fixed, shown, not why) if (why or error) else []
             if what or ran:
                 reported.add((shown, error))
                 tail = f"fix: {what or 'ran'}{_ran(ran, bool(what))}"
@@ -165,11 +166,12 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             # next words say why it failed; without them the failure is noise.
             window = _answers(messages, start, EXPLANATION_WINDOW)
             wider = _answers(messages, start, 2 * EXPLANATION_WINDOW)
-            ran = _fix_commands(calls[index + 1 :], wider[-1], shown) if wider else []
+            said = _explanation(window)
+            ran = _fix_commands(calls[index + 1 :], wider[-1], shown, not said) if wider else []
             # Without a why, what the assistant set out to change, when a command then changed it
             # (a run that timed out has no outcome: nothing was there to change).
             timed_out = _TIMED_OUT.match(result.content.strip()) is not None
-            why = _explanation(window) or (_change(window) if ran and not timed_out else "")
+            why = said or (_change(window) if ran and not timed_out else "")
             if why:
                 reported.add((shown, error))
                 tail = f"{why}{_ran(ran, True)}"
@@ -234,7 +236,7 @@ def _hook_blocks(calls: Sequence[tuple[ToolUse, Message]], messages: Sequence[Me
         what = f"`{_first_step(render_command(command))}`" if command else use.name
         start = position[id(message)] + 1
         window = _answers(messages, start, EXPLANATION_WINDOW)
-        alternatives = _fix_commands(calls[index + 1 :], window[-1] if window else None, command or "")
+        alternatives = _fix_commands(calls[index + 1 :], window[-1] if window else None, command or "", True)
         instead = f"; done instead with `{alternatives[0]}`" if alternatives else ""
         content = f"A project hook{by} blocks {what}: {reason}{instead}"
         found.append((replace(_evidence(), content=content), message))
@@ -297,16 +299,26 @@ def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> Mess
     return None
 
 
-def _fix_commands(calls: Sequence[tuple[ToolUse, Message]], until: Message | None, shown: str) -> list[str]:
+def _fix_commands(
+    calls: Sequence[tuple[ToolUse, Message]], until: Message | None, shown: str, discards: bool
+) -> list[str]:
     """The commands that changed something between the failure and `until` (its message
-    included), in order: not the failing command again, nor commands that only look."""
+    included), in order: not the failing command again, nor commands that only look. A command
+    that only threw work away (`git checkout flake.nix` after a script mangled it) undid a side
+    effect; with a why at hand (`discards` false) it is left out, for a next session would take
+    it as the fix and lose its own uncommitted work."""
     out: list[str] = []
     for use, message in calls:
         command = _command(use)
         if command and use.failed is False:
             run = render_command(command)
             changes = changes_something(run) and not is_same_command(run, shown) and not is_git_commit(run)
-            if changes and not is_test_run(run) and not is_check_command(run):
+            if (
+                changes
+                and (discards or not only_discards(run))
+                and not is_test_run(run)
+                and not is_check_command(run)
+            ):
                 run = marked_cut(command, run)
                 out += [run] if run not in out else []
         if message is until or len(out) == MAX_FIX_COMMANDS:

@@ -10,6 +10,7 @@ from cortex.core.extract.commands import (
     is_git_commit,
     is_same_command,
     is_test_command,
+    only_discards,
     parse_commit,
     parse_error_line,
     parse_git_add_paths,
@@ -134,3 +135,38 @@ def test_error_line_skips_the_exit_code_preamble() -> None:
     )
     assert parse_error_line("Exit code 1\nsomething odd") == "something odd"
     assert parse_error_line("") == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git checkout flake.nix",  # real: after a script half-rewrote the file
+        "git checkout -- .",
+        "git checkout HEAD -- src/app.ts",
+        "git -C api restore src/",
+        "git reset --hard",
+        "git stash",
+        "git clean -fd",
+        "git status && git checkout package-lock.json",  # the look changes nothing
+    ],
+)
+def test_commands_that_only_throw_work_away(command: str) -> None:
+    assert only_discards(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git checkout main",
+        "git checkout feature/login",
+        "git checkout release/1.2",
+        "git checkout -b fix/flake.nix",
+        "git reset HEAD~1",
+        "git stash pop",
+        "git checkout flake.nix && npm install",  # the install may be the fix
+        "git status",  # changes nothing at all
+        "rm -rf node_modules",
+    ],
+)
+def test_commands_that_do_more_than_throw_work_away(command: str) -> None:
+    assert not only_discards(command)

@@ -320,6 +320,47 @@ def test_a_fix_command_is_one_that_changes_something_in_any_step_or_by_writing_a
     assert gotcha.endswith("(ran `bash -c ' …`)"), gotcha
 
 
+def test_a_command_that_only_put_files_back_is_no_fix_when_the_why_is_known() -> None:
+    # Real shape (Claude Code 1.0.x): a script failed, the assistant said why and edited the
+    # script, then restored the file the failed run had half-rewritten. A next session that took
+    # `git checkout flake.nix` for the fix would lose its own uncommitted work.
+    failing = bash(
+        "./update.sh", "sed: -e expression #1, char 84: unterminated `s' command", error=True, tid="1"
+    )
+    words = "I see the issue - the print_status function is being called inside command substitution."
+    (gotcha,) = _gotchas_after(failing, words, "git checkout flake.nix", "Updated 1 path from the index")
+    assert gotcha == (
+        "`./update.sh` failed (sed: -e expression #1, char 84: unterminated `s' command); "
+        "the print_status function is being called inside command substitution."
+    )
+    # With other commands, those are listed and the restore is not.
+    messages = [
+        user("go on"),
+        assistant(uses=(failing,)),
+        assistant(words, uses=(bash("git checkout flake.nix", "", tid="2"),)),
+        assistant(uses=(bash("chmod +x update.sh", "", tid="3"),)),
+    ]
+    (gotcha,) = [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert gotcha.endswith("(ran `chmod +x update.sh`)"), gotcha
+    # Without a why, putting a file back may be all the fix there was: it is kept.
+    lock = bash(
+        "npm ci", "npm ERR! Invalid: lock file's zod@3.22.0 does not satisfy zod@3.23.8", error=True, tid="1"
+    )
+    messages = [
+        user("install"),
+        assistant(uses=(lock,)),
+        assistant(
+            "Let me restore the committed lock file:",
+            uses=(bash("git checkout package-lock.json", "", tid="2"),),
+        ),
+        assistant(uses=(bash("npm ci", "added 312 packages", tid="3"),)),
+    ]
+    (gotcha,) = [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert gotcha.endswith("fix: restore the committed lock file (ran `git checkout package-lock.json`)"), (
+        gotcha
+    )
+
+
 def test_a_rerun_whose_output_still_fails_is_no_fix() -> None:
     failed = "FAILED tests/test_a.py::test_x - KeyError: 'name'\n1 failed, 2 passed"
     failing = bash("pytest -q", failed, error=True, tid="1")
