@@ -210,7 +210,8 @@ def _commit_chunk(
             outcomes += [replace(o, memory=merged.get(o.memory.id, o.memory)) for o in written]
             latest = [s for s in turn if is_state(s.candidate.tags)]
             states = writer.write_batch(cx, store, [_item(s, git) for s in latest])
-            supersede_states(cx, store, [o.memory for o in states])
+            said = max((s.said_at for s in latest if s.said_at is not None), default=None)
+            supersede_states(cx, store, [o.memory for o in states], said)
             outcomes += states
         for rejection in rejected:
             retract_answer(cx, store, rejection)
@@ -272,6 +273,8 @@ def _item(s: SourcedCandidate, git: GitFacts) -> tuple[Candidate, Source]:
         transcript_offset=s.end_offset,
         branch=s.branch,
         commit=git.context.head,
+        said_at=s.said_at,
+        record=s.record,
     )
     return s.candidate, source
 
@@ -303,7 +306,9 @@ def _llm(cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str
     cands = llm_candidates(cx, messages, git.context, session_id, recent_commits=git.recent_commits)
     end = max(m.end_offset for m in messages)
     branch = next((m.git_branch for m in reversed(messages) if m.git_branch), git.context.branch)
-    return [SourcedCandidate(c, end, session_id, branch, end) for c in cands]
+    last = messages[-1] if messages else None
+    said, record = (last.timestamp, (last.uuids or (None,))[0]) if last else (None, None)
+    return [SourcedCandidate(c, end, session_id, branch, end, said, record) for c in cands]
 
 
 # -- a transcript that lags behind the Stop hook ----------------------------------------------

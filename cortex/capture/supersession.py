@@ -46,9 +46,15 @@ from cortex.core.write.state import (
 from cortex.store.port import MemoryStore
 
 
-def supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -> None:
-    """Mark the state notes the latest turn replaces as superseded (history keeps them)."""
-    newest = newest_states(latest)
+def supersede_states(
+    cx: Cortex, store: MemoryStore, latest: Sequence[Memory], said_at: datetime | None = None
+) -> None:
+    """Mark the state notes the latest turn (said at `said_at`) replaces as superseded (history
+    keeps them). A note the turn found already superseded (the same record read again, as a
+    resumed session's copy of its history) is history, not the latest state: it replaces
+    nothing; nor does a turn replace a note said after it (a transcript read again from the
+    start)."""
+    newest = newest_states([m for m in latest if m.status is Status.ACTIVE])
     if not newest:
         return
     now = cx.now()
@@ -59,6 +65,8 @@ def supersede_states(cx: Cortex, store: MemoryStore, latest: Sequence[Memory]) -
     for old in plan_state_supersession(newest, list(held.values())):
         if is_report_section(old) and not same_topic(old, topics):
             continue  # another topic's report: the latest report does not say where that stands
+        if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
+            continue
         _retire(cx, store, old, superseded_by(newest, old), now)
 
 

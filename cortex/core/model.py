@@ -87,6 +87,8 @@ class Source:
     branch: str | None = None
     commit: str | None = None
     files: tuple[str, ...] = ()
+    said_at: datetime | None = None  # when the transcript says it (its record's timestamp)
+    record: str | None = None  # the uuid of that record: kept when a resumed session copies it
 
 
 @dataclass(frozen=True, slots=True)

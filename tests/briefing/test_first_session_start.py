@@ -12,6 +12,8 @@ import os
 import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from cortex.briefing import first_render, session_start
 from cortex.briefing.deliver import refresh_briefing
 from cortex.capture.manual import remember
 from cortex.cli.main import cli
-from cortex.core.model import Scope
+from cortex.core.model import Scope, Source
 from cortex.paths import RULES_FILE, STORE_DIR, Paths
 from cortex.plugin import hooks
 from cortex.shell.briefing_files import read_cache
@@ -201,8 +203,21 @@ def test_the_launcher_delivers_a_first_briefing(cx: Cortex, project: Path) -> No
     assert WAL in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
-def test_the_hook_read_columns_are_the_codec_columns() -> None:
-    assert hook_read.BRIEFING_COLUMNS == codec.COLUMNS
+def test_the_hook_read_columns_are_the_codec_columns_a_briefing_reads() -> None:
+    # The codec's columns start with them; after them come only columns of later schemas.
+    assert codec.COLUMNS.startswith(hook_read.BRIEFING_COLUMNS + ", ")
+    assert codec.COLUMNS[len(hook_read.BRIEFING_COLUMNS) :] == ", source_time, source_record"
+
+
+def test_the_hook_renders_a_store_no_process_has_migrated_yet(cx: Cortex, project: Path) -> None:
+    remember(cx, WAL, mem_type="decision", tags=("db", "wal"))
+    db = Paths(project, cx.paths.home).project_db
+    with sqlite3.connect(db) as conn:  # as a store of schema 4 has it
+        conn.execute("ALTER TABLE memories DROP COLUMN source_time")
+        conn.execute("ALTER TABLE memories DROP COLUMN source_record")
+        conn.execute("PRAGMA user_version = 4")
+    rows = hook_read.read_briefed_rows(db)
+    assert [first_render.row_to_memory(r).content for r in rows] == [WAL]
 
 
 def test_the_hook_decoder_reads_rows_as_the_store_does(cx: Cortex, project: Path) -> None:
@@ -212,6 +227,12 @@ def test_the_hook_decoder_reads_rows_as_the_store_does(cx: Cortex, project: Path
     with sqlite3.connect(db) as conn:
         rows: list[Any] = list(conn.execute(f"SELECT {codec.COLUMNS} FROM memories"))
     assert rows and [first_render.row_to_memory(r) for r in rows] == [codec.row_to_memory(r) for r in rows]
+    # A captured note has a time it was said, which the briefing does not read.
+    said = datetime(2026, 6, 24, 22, 33, 28, tzinfo=UTC)
+    stored = replace(codec.row_to_memory(rows[0]), source=Source(session_id="s1", said_at=said, record="u7"))
+    row = codec.memory_to_row(stored)
+    assert codec.row_to_memory(row) == stored
+    assert first_render.row_to_memory(row) == replace(stored, source=Source(session_id="s1"))
 
 
 def test_a_big_project_store_alone_is_left_to_the_queued_render(

@@ -9,7 +9,7 @@ from pathlib import Path
 from cortex.capture.supersession import reports_built_work
 from cortex.core.extract.manifest_merge import MAX_MERGED_CHARS
 from cortex.core.model import EdgeType, Memory, Scope, Status
-from tests.capture.test_state_supersession import answer_turn, capture_turns
+from tests.capture.test_state_supersession import answer_turn, capture_turns, in_minute
 from tests.support.transcript_builders import V2_1, envelope, prompt_record, tool_result_record
 
 START_PLAN = (
@@ -31,11 +31,14 @@ def use_turn(
 ) -> list[dict[str, object]]:
     block = {"type": "tool_use", "id": f"t{n}", "name": name, "input": tool_input}
     message = {"id": f"msg_{n}", "type": "message", "role": "assistant", "content": [block]}
-    return [
-        prompt_record(prompt, uuid=f"p{n}"),
-        {**envelope("assistant", f"a{n}", V2_1), "message": message},
-        tool_result_record(f"t{n}", result, is_error=False, top=top or {"type": "text"}, uuid=f"r{n}"),
-    ]
+    return in_minute(
+        n,
+        [
+            prompt_record(prompt, uuid=f"p{n}"),
+            {**envelope("assistant", f"a{n}", V2_1), "message": message},
+            tool_result_record(f"t{n}", result, is_error=False, top=top or {"type": "text"}, uuid=f"r{n}"),
+        ],
+    )
 
 
 def edited(project: Path, *edits: tuple[str, dict[str, object]]) -> list[Memory]:

@@ -17,7 +17,7 @@ from cortex.capture.queue import QueueEntry
 from cortex.capture.session import GitFacts, capture_session
 from cortex.capture.supersession import work_items
 from cortex.core.extract.pipeline import GitContext
-from cortex.core.model import EdgeType, Scope, Status
+from cortex.core.model import EdgeType, Memory, Scope, Status
 from cortex.paths import resolve_paths
 from tests.conftest import T0
 from tests.support.transcript_builders import (
@@ -29,20 +29,33 @@ from tests.support.transcript_builders import (
 )
 
 
-def turn(n: int, command: str, output: str, exit_code: int, report: str) -> list[dict[str, object]]:
-    return [
-        prompt_record(f"step {n}: run `{command}` and tell me where we are", uuid=f"p{n}"),
-        bash_use_record(f"t{n}", command, uuid=f"a{n}"),
-        bash_result_record(f"t{n}", output, exit_code=exit_code, uuid=f"r{n}"),
-        text_record(f"m{n}", report, uuid=f"x{n}"),
+def turn(
+    n: int, command: str, output: str, exit_code: int, report: str, session: str = "s1"
+) -> list[dict[str, object]]:
+    """Turn `n` of a session: each record says when it was written, one minute a turn."""
+    records = [
+        prompt_record(f"step {n}: run `{command}` and tell me where we are", uuid=f"{session}p{n}"),
+        bash_use_record(f"t{n}", command, uuid=f"{session}a{n}"),
+        bash_result_record(f"t{n}", output, exit_code=exit_code, uuid=f"{session}r{n}"),
+        text_record(f"m{n}", report, uuid=f"{session}x{n}"),
     ]
+    return in_minute(n, records, session)
 
 
-def capture_turns(project: Path, turns: list[list[dict[str, object]]]) -> Cortex:
-    ticks = iter(T0 + timedelta(seconds=i) for i in range(1_000_000))
-    cx = Cortex(resolve_paths(project), clock=lambda: next(ticks))
-    transcript = project / "session.jsonl"
-    entry = QueueEntry("Stop", "s1", str(transcript), str(project))
+def in_minute(n: int, records: list[dict[str, object]], session: str = "s1") -> list[dict[str, object]]:
+    """`records` of session `session` as written in minute `n` after T0 (real turns differ in time)."""
+    said = (T0 + timedelta(minutes=n)).isoformat().replace("+00:00", "Z")
+    return [{**r, "sessionId": session, "timestamp": said} for r in records]
+
+
+def capture_turns(
+    project: Path, turns: list[list[dict[str, object]]], session: str = "s1", cx: Cortex | None = None
+) -> Cortex:
+    if cx is None:
+        ticks = iter(T0 + timedelta(seconds=i) for i in range(1_000_000))
+        cx = Cortex(resolve_paths(project), clock=lambda: next(ticks))
+    transcript = project / f"{session}.jsonl"
+    entry = QueueEntry("Stop", session, str(transcript), str(project))
     records: list[dict[str, object]] = []
     for i, records_of_turn in enumerate(turns):
         records += records_of_turn
@@ -121,6 +134,38 @@ def test_a_state_that_holds_again_is_current_again(
         cx.close()
 
 
+def test_a_state_that_holds_again_in_a_later_session_is_current_again(project: Path) -> None:
+    # Monday's session: the suite fails, then passes. A session resumed from it copies that
+    # history into its own file, as Claude Code 1.0 does (uuids kept, the new session's id, the
+    # time of the copy): nothing is news. Wednesday's session: the suite fails exactly as on
+    # Monday, and that is current.
+    monday = [
+        turn(1, "pytest -q", FAILING, 1, "Done.", "s-mon"),
+        turn(2, "pytest -q", "3 passed in 0.2s", 0, "Done.", "s-mon"),
+    ]
+    cx = capture_turns(project, monday, "s-mon")
+    try:
+        store = cx.write_store(Scope.PROJECT)
+
+        def states() -> tuple[list[Memory], list[Memory]]:
+            notes = [m for m in store.all_memories() if m.content.startswith("Tests ")]
+            return notes, [m for m in notes if m.status is Status.ACTIVE]
+
+        notes, (passing,) = states()
+        assert len(notes) == 2 and passing.content.startswith("Tests passed")
+        copy_time = (T0 + timedelta(minutes=5)).isoformat().replace("+00:00", "Z")
+        copied = [{**r, "sessionId": "s-res", "timestamp": copy_time} for r in monday[0] + monday[1]]
+        capture_turns(project, [copied], "s-res", cx)
+        notes, active = states()
+        assert len(notes) == 2 and [m.id for m in active] == [passing.id]
+        capture_turns(project, [turn(9, "pytest -q", FAILING, 1, "Done.", "s-wed")], "s-wed", cx)
+        notes, (failing,) = states()
+        assert len(notes) == 3 and failing.content.startswith("Tests failing: `pytest -q`")
+        assert failing.source.session_id == "s-wed" and failing.source.said_at == T0 + timedelta(minutes=9)
+    finally:
+        cx.close()
+
+
 def test_an_explained_failure_stays_when_its_command_later_succeeds(project: Path) -> None:
     # Real shape: `nix flake check` fails because flake.nix is not tracked, the assistant says
     # why; a later turn's check passes. The explained failure is the gotcha (symptom and fix),
@@ -146,7 +191,7 @@ def test_an_explained_failure_stays_when_its_command_later_succeeds(project: Pat
 
 
 def answer_turn(n: int, prompt: str, answer: str) -> list[dict[str, object]]:
-    return [prompt_record(prompt, uuid=f"p{n}"), text_record(f"m{n}", answer, uuid=f"x{n}")]
+    return in_minute(n, [prompt_record(prompt, uuid=f"p{n}"), text_record(f"m{n}", answer, uuid=f"x{n}")])
 
 
 WRONG_ANSWER = (
@@ -208,11 +253,12 @@ def test_a_rejection_withdraws_only_the_answer_right_before_it(project: Path) ->
 
 def commit_turn(n: int, files: str, subject: str) -> list[dict[str, object]]:
     command = f'cd "/Users/me/AI Projects" && git add -A {files} && git commit -q -m "{subject}"'
-    return [
+    records = [
         prompt_record(f"step {n}: record where the image paste work stands", uuid=f"p{n}"),
         bash_use_record(f"t{n}", command, uuid=f"a{n}"),
         bash_result_record(f"t{n}", "", uuid=f"r{n}"),
     ]
+    return in_minute(n, records)
 
 
 def test_a_later_docs_commit_on_the_same_files_replaces_the_earlier_one(project: Path) -> None:

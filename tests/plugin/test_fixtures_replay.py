@@ -105,6 +105,11 @@ def session_of(path: Path) -> str:
     return path.stem
 
 
+def _statuses(store: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(content hash, status) of each memory of a `snapshot` store."""
+    return [] if store is None else sorted((m[0], m[-1]) for m in store["memories"])
+
+
 def replay(project: Path, transcript: Path, session: str) -> worker.WorkerReport:
     queue_stop(project, transcript, session)
     report = worker.run(project, lag_wait_s=0.0)
@@ -142,6 +147,9 @@ def test_replaying_a_real_transcript_twice_stores_everything_once_and_no_secret(
     fresh = replay(project, transcript, session + "-replayed")  # a new cursor: everything re-read
     assert "stored" not in fresh.actions()
     assert memory_count(db) == count
+    # Nor does it change what is current: a state read again retires nothing.
+    for scope in ("project", "global"):
+        assert _statuses(snapshot(project, cortex_home)[scope]) == _statuses(stored[scope])
     if db.exists():
         assert inserts_by_hash(db) == journal and set(journal.values()) <= {1}
 

@@ -119,7 +119,14 @@ def snapshot(project: Path, home: Path) -> dict[str, Any]:
                         m.priority,
                         m.pinned,
                         m.tags,
-                        (m.source.session_id, m.source.transcript_offset, m.source.branch, m.source.files),
+                        (
+                            m.source.session_id,
+                            m.source.transcript_offset,
+                            m.source.branch,
+                            m.source.files,
+                            m.source.said_at,
+                            m.source.record,
+                        ),
                         m.access_count,
                         m.status.value,
                     )

@@ -6,6 +6,7 @@ import functools
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from cortex.core.extract.claims import without_unbacked_claims
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
@@ -76,6 +77,8 @@ class SourcedCandidate:
     session_id: str | None
     branch: str | None
     turn_end: int = 0  # where the candidate's turn ends: candidates of one turn are written together
+    said_at: datetime | None = None  # the timestamp of the record it was read from
+    record: str | None = None  # that record's uuid
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +173,10 @@ def _turn_candidates(
             continue
         seen.add(key)
         branch = message.git_branch or git.branch
-        out.append(SourcedCandidate(finished, message.end_offset, message.session_id, branch, turn_end))
+        said, record = message.timestamp, (message.uuids or (None,))[0]
+        out.append(
+            SourcedCandidate(finished, message.end_offset, message.session_id, branch, turn_end, said, record)
+        )
         if len(out) >= MAX_CANDIDATES_PER_TURN:
             break
     # Reported state goes last: the use case supersedes older states once the turn is written.

@@ -143,12 +143,20 @@ def _plan_exact(exact: Memory, candidate: Candidate, source: Source | None) -> W
 
 
 def _said_again(old: Memory, candidate: Candidate, source: Source | None) -> bool:
-    """The candidate states what `old` stated (same state key or manifest entry) later in the
-    same session's transcript. The same words read again from the same place (a re-read after
-    a restart) or from another session (a resumed session's copied history) are not news."""
+    """The candidate states what `old` stated (same state key or manifest entry), and another
+    transcript record says it, not earlier than `old`'s: in this session or a later one. The
+    same record read again is not news: a re-read after a restart, a replay, or a resumed
+    session's file, which copies the old records with their uuids (Claude Code 1.0 gives the
+    copies the new session's id and the time of the copy). Without record ids on both sides,
+    only a later offset in the same session's transcript is news."""
     if source is None or not subjects(candidate.tags) & subjects(old.tags):
         return False
     was, now = old.source, source
+    if was.record is not None and now.record is not None:
+        if was.record == now.record:
+            return False
+        # An older session read late says nothing of now.
+        return was.said_at is None or now.said_at is None or now.said_at >= was.said_at
     return (
         was.session_id is not None
         and was.session_id == now.session_id

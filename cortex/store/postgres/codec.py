@@ -13,7 +13,8 @@ from cortex.core.serial import format_time, parse_time
 COLUMNS = (
     "id, content, summary, type, scope, confidence, priority, pinned, source_session, "
     "source_offset, source_branch, source_commit, source_files, tags, access_count, "
-    "last_accessed, created, updated, status, content_hash, low_since, status_changed, centrality"
+    "last_accessed, created, updated, status, content_hash, low_since, status_changed, centrality, "
+    "source_time, source_record"
 )
 PLACEHOLDERS = ", ".join(["%s"] * len(COLUMNS.split(",")))
 SETS = ", ".join(f"{c.strip()} = %s" for c in COLUMNS.split(",")[1:])
@@ -40,7 +41,7 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         confidence=float(row[5]),
         priority=int(row[6]),
         pinned=bool(row[7]),
-        source=Source(row[8], row[9], row[10], row[11], _strings(row[12])),
+        source=Source(row[8], row[9], row[10], row[11], _strings(row[12]), _time(row[23]), row[24]),
         tags=_strings(row[13]),
         access_count=int(row[14]),
         last_accessed=_time(row[15]),
@@ -80,6 +81,8 @@ def memory_to_row(m: Memory) -> tuple[Any, ...]:
         format_time(m.low_since),
         format_time(m.status_changed),
         m.centrality,
+        format_time(m.source.said_at),
+        m.source.record,
     )
 
 

@@ -125,7 +125,13 @@ def m002_anchors(conn: Any) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_initial, m002_anchors)
+def m003_said_at(conn: Any) -> None:
+    """Which transcript record said each memory, and when (SQLite's schema 5)."""
+    conn.execute("ALTER TABLE memories ADD COLUMN source_time TEXT")
+    conn.execute("ALTER TABLE memories ADD COLUMN source_record TEXT")
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_initial, m002_anchors, m003_said_at)
 LATEST_VERSION = len(MIGRATIONS)
 
 

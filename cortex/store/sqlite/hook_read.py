@@ -42,8 +42,10 @@ def read_prompt_matches(db: Path, query: TextQuery, limit: int) -> list[tuple[ob
         raise Unreadable(str(exc)) from exc
 
 
-# The SessionStart hook's render when no briefing is cached: the same columns, in the same
-# order, as `codec.COLUMNS` (a test keeps them equal; codec itself is too heavy for the hook).
+# The SessionStart hook's render when no briefing is cached: the columns of `codec.COLUMNS` up to
+# schema 4, in the same order (a test keeps them so; codec itself is too heavy for the hook).
+# What later schemas add, a briefing does not read: the hook also reads a store that the next
+# worker or CLI run has not migrated yet.
 BRIEFING_COLUMNS = (
     "id, content, summary, type, scope, confidence, priority, pinned, source_session, "
     "source_offset, source_branch, source_commit, source_files, tags, access_count, "

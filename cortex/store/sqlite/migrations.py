@@ -138,11 +138,21 @@ def m004_anchors(conn: Connection) -> None:
         conn.execute(statement)
 
 
+def m005_said_at(conn: Connection) -> None:
+    """Which transcript record said each memory (`source_record`, its uuid) and when
+    (`source_time`): what held, was replaced, and holds again in a later session is news; the
+    same record read again (a resumed session copies the old records, uuids kept) is not.
+    Older memories have neither."""
+    conn.execute("ALTER TABLE memories ADD COLUMN source_time TEXT")
+    conn.execute("ALTER TABLE memories ADD COLUMN source_record TEXT")
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_briefing_indexes,
     m003_vector_codes,
     m004_anchors,
+    m005_said_at,
 )
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
@@ -118,6 +118,50 @@ def test_a_superseded_statement_that_holds_again_is_stored_anew() -> None:
     ):
         plan = plan_write(candidate(text, tags=tags), exact=older, neighbours=[], source=where)
         assert plan.action is WriteAction.SKIP and not plan.restore
+
+
+def test_what_holds_again_in_a_later_session_is_told_by_the_record_that_says_it() -> None:
+    # Tests failed on Monday, passed in a later session, and fail the same way on Wednesday: a
+    # new record says it, in any session. The same record read again is not news, wherever it
+    # sits and whatever time it carries: Claude Code 1.0 copies a resumed session's history into
+    # the new file with the new session's id and the time of the copy, and keeps the uuids.
+    text = "Tests failing: `pytest -q` (1 failed)"
+    tags = ("turn-state", "state:test pytest -q")
+    monday = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+    said = Source(session_id="s1", transcript_offset=100, said_at=monday, record="u-mon")
+    older = memory("m1", text, Status.SUPERSEDED, tags=tags, source=said)
+    wednesday = monday + timedelta(days=2)
+    for where, action in (
+        (
+            Source(session_id="s3", transcript_offset=50, said_at=wednesday, record="u-wed"),
+            WriteAction.INSERT,
+        ),
+        (Source(session_id="s1", transcript_offset=5000, said_at=monday, record="u-mon"), WriteAction.SKIP),
+        (
+            Source(session_id="s2", transcript_offset=9000, said_at=wednesday, record="u-mon"),
+            WriteAction.SKIP,
+        ),
+        # Another session older than Monday's, read late: what it said is history.
+        (
+            Source(
+                session_id="s0", transcript_offset=900, said_at=monday - timedelta(days=1), record="u-sun"
+            ),
+            WriteAction.SKIP,
+        ),
+    ):
+        plan = plan_write(candidate(text, tags=tags), exact=older, neighbours=[], source=where)
+        assert plan.action is action, where
+    # Without record ids, the session and the offset decide, as before.
+    later = Source(session_id="s1", transcript_offset=900)
+    assert (
+        plan_write(candidate(text, tags=tags), exact=older, neighbours=[], source=later).action
+        is WriteAction.INSERT
+    )
+    elsewhere = Source(session_id="s2", transcript_offset=900, said_at=wednesday)
+    assert (
+        plan_write(candidate(text, tags=tags), exact=older, neighbours=[], source=elsewhere).action
+        is WriteAction.SKIP
+    )
 
 
 # --- near duplicates and the uncertain band ----------------------------------------------------
