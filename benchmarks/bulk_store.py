@@ -125,7 +125,7 @@ def build(
         journal = "INSERT INTO journal (at, actor, op, memory_id, payload) VALUES (?, ?, ?, ?, ?)"
         for batch in _chunks(items, TX):
             memories = [m for m, _ in batch]
-            rows = [(*memory_to_row(m)[:-1], scores.get(m.id, 0.0)) for m in memories]
+            rows = [memory_to_row(replace(m, centrality=scores.get(m.id, 0.0))) for m in memories]
             records = [
                 (format_time(m.created), ACTOR, "insert", m.id, dumps(memory_to_dict(m))) for m in memories
             ]
