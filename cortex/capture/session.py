@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 
 from cortex.app import Cortex
@@ -188,8 +189,9 @@ def _commit_chunk(
     local = [s for s in found if writer.candidate_scope(s.candidate) == Scope.PROJECT]
     shared = [s for s in found if writer.candidate_scope(s.candidate) == Scope.GLOBAL]
     failpoint("capture.after_extract")
+    read_at = cx.now()  # what the store held before this read: a record that made it is read again
     if shared:
-        local += _write_global(cx, entry, result, shared, report)
+        local += _write_global(cx, entry, result, shared, report, read_at)
         failpoint("capture.after_global_commit")  # the project store's commit is still to come
     row = CursorRow(
         entry.session_id,
@@ -205,11 +207,11 @@ def _commit_chunk(
             while rejected and rejected[0].offset < turn[0].turn_end:
                 retract_answer(cx, store, rejected.pop(0))
             others = [s for s in turn if not is_state(s.candidate.tags)]
-            written = writer.write_batch(cx, store, [_item(s, git) for s in others])
+            written = writer.write_batch(cx, store, [_item(s, git) for s in others], read_at)
             merged = supersede_by_manifest(cx, store, [o.memory for o in written])
             outcomes += [replace(o, memory=merged.get(o.memory.id, o.memory)) for o in written]
             latest = [s for s in turn if is_state(s.candidate.tags)]
-            states = writer.write_batch(cx, store, [_item(s, git) for s in latest])
+            states = writer.write_batch(cx, store, [_item(s, git) for s in latest], read_at)
             said = max((s.said_at for s in latest if s.said_at is not None), default=None)
             supersede_states(cx, store, [o.memory for o in states], said)
             outcomes += states
@@ -236,6 +238,7 @@ def _write_global(
     result: ReadResult | None,
     shared: list[SourcedCandidate],
     report: SessionReport,
+    read_at: datetime | None = None,
 ) -> list[SourcedCandidate]:
     """Write global candidates; returns those that must go to the project store instead."""
     try:
@@ -247,7 +250,8 @@ def _write_global(
             done_to = grow.byte_offset
         todo = [s for s in shared if result is None or s.end_offset > done_to]
         with gstore.transaction():
-            outcomes = writer.write_batch(cx, gstore, [_item(s, GitFacts(GitContext())) for s in todo])
+            items = [_item(s, GitFacts(GitContext())) for s in todo]
+            outcomes = writer.write_batch(cx, gstore, items, read_at)
             if result is not None:
                 gstore.write_cursor(
                     CursorRow(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from cortex.app import Cortex
 from cortex.backends.port import Embedder
@@ -115,14 +116,16 @@ def plan_candidate(
     cand: Candidate,
     embedder: Embedder | None = None,
     source: Source | None = None,
+    read_at: datetime | None = None,
 ) -> gate.WritePlan:
     """The write gate's plan for a redacted candidate against `store`; with an embedder, the
     neighbours in the uncertain band are compared by cosine too. `source`: where a transcript
-    said it."""
+    said it; `read_at`: when this read of it began."""
     exact = store.by_hash(content_hash(cand.content))
     if exact is not None:
         return gate.plan_write(cand, exact=exact, neighbours=[], source=source)
-    return gate.plan_write(cand, exact=None, neighbours=_gathered(cx, store, cand, embedder))
+    neighbours = _gathered(cx, store, cand, embedder)
+    return gate.plan_write(cand, exact=None, neighbours=neighbours, source=source, read_at=read_at)
 
 
 def write_candidate(
@@ -159,7 +162,7 @@ def write_candidate(
 
 
 def write_batch(
-    cx: Cortex, store: MemoryStore, items: Sequence[tuple[Candidate, Source]]
+    cx: Cortex, store: MemoryStore, items: Sequence[tuple[Candidate, Source]], read_at: datetime | None = None
 ) -> list[WriteOutcome]:
     """Redact, gate and apply candidates in order, inside the caller's open transaction on `store`.
 
@@ -167,6 +170,8 @@ def write_batch(
     transcript cursor (so a kill -9 leaves both or neither) and embeds after the commit. When the
     local embedder is cheap to load here, the gate compares each candidate's meaning with its
     neighbours' (a paraphrase merges). Candidates left empty by redaction are dropped.
+    `read_at`: when the read of the transcript these come from began (a memory stored before
+    it, from the same record, is read again).
     """
     now = cx.now()
     out = []
@@ -178,7 +183,7 @@ def write_batch(
         except Exception as exc:  # the gate embeds (or falls back to words) one by one
             log.warning("embedding the batch for the write gate failed: %s", exc)
     for cand, source in todo:
-        plan = plan_candidate(cx, store, cand, embedder, source)
+        plan = plan_candidate(cx, store, cand, embedder, source, read_at)
         out.append(apply_plan(cx, store, cand, plan, source, now))
     return out
 

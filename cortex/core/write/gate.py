@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
 
 from cortex.core.model import Candidate, EdgeStatus, EdgeType, Memory, Source, Status
@@ -85,9 +86,11 @@ def plan_write(
     exact: Memory | None,
     neighbours: Sequence[Neighbour],
     source: Source | None = None,
+    read_at: datetime | None = None,
 ) -> WritePlan:
     """Decide what storing `candidate` means given an exact-hash match and similar memories;
-    `source` is where in a transcript the candidate was said (None: not from a transcript)."""
+    `source` is where in a transcript the candidate was said (None: not from a transcript),
+    `read_at` when this read of the transcript began."""
     if exact is not None:
         return _plan_exact(exact, candidate, source)
     unique = _unique(neighbours)
@@ -112,9 +115,10 @@ def plan_write(
         best = max(live, key=lambda n: (how[n.memory.id] == "lexical", _similarity(n)))
         others = [n for n in unique if n.memory.id != best.memory.id]
         edges = _edges(best.memory.id, others, candidate)
+        again = _read_again(best.memory, source, read_at)
         if how[best.memory.id] == "paraphrase":
-            return _plan_paraphrase(candidate, best, edges, needs)
-        return _plan_reinforce(candidate, best, edges, needs)
+            return _plan_paraphrase(candidate, best, edges, needs, again)
+        return _plan_reinforce(candidate, best, edges, needs, again)
     return WritePlan(
         WriteAction.INSERT,
         "new memory",
@@ -164,8 +168,25 @@ def _said_again(old: Memory, candidate: Candidate, source: Source | None) -> boo
     )
 
 
+def _read_again(memory: Memory, source: Source | None, read_at: datetime | None) -> bool:
+    """The record that said `memory`, read again after it was stored (a resumed session's copy,
+    a transcript read again from the start): no second confirmation, and no links the first
+    read did not make; its wording and tags still merge, which changes nothing the second time.
+    Two layers that take the same statement from one message in one read are two findings."""
+    return (
+        source is not None
+        and source.record is not None
+        and source.record == memory.source.record
+        and (read_at is None or memory.created < read_at)
+    )
+
+
 def _plan_reinforce(
-    candidate: Candidate, best: Neighbour, edges: tuple[PlannedEdge, ...], needs: tuple[str, ...]
+    candidate: Candidate,
+    best: Neighbour,
+    edges: tuple[PlannedEdge, ...],
+    needs: tuple[str, ...],
+    again: bool = False,
 ) -> WritePlan:
     memory = best.memory
     confidence = min(MAX_CONFIDENCE, max(memory.confidence, candidate.confidence) + REINFORCE_CONFIDENCE_STEP)
@@ -175,22 +196,26 @@ def _plan_reinforce(
         + (f", cosine {best.cosine:.2f})" if best.cosine is not None else ")"),
         target_id=memory.id,
         restore=memory.status in (Status.ARCHIVED, Status.PRUNED),
-        confidence=round(confidence, 4),
-        access_delta=1,
+        confidence=memory.confidence if again else round(confidence, 4),
+        access_delta=0 if again else 1,
         tags=tuple(dict.fromkeys([*memory.tags, *candidate.tags])),
         files=tuple(dict.fromkeys([*memory.source.files, *candidate.files])),
         content=_richer_content(memory.content, candidate.content),
-        edges=edges,
+        edges=() if again else edges,
         needs_cosine=tuple(i for i in needs if i != memory.id),
     )
 
 
 def _plan_paraphrase(
-    candidate: Candidate, best: Neighbour, edges: tuple[PlannedEdge, ...], needs: tuple[str, ...]
+    candidate: Candidate,
+    best: Neighbour,
+    edges: tuple[PlannedEdge, ...],
+    needs: tuple[str, ...],
+    again: bool = False,
 ) -> WritePlan:
     """Reinforce the target with a paraphrase; the target keeps its wording and the
     candidate's is stored beside it as evidence."""
-    plan = _plan_reinforce(candidate, best, edges, needs)
+    plan = _plan_reinforce(candidate, best, edges, needs, again)
     return replace(
         plan,
         reason=f"paraphrase at cosine {best.cosine or 0.0:.2f}, its wording kept as evidence",

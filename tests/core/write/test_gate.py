@@ -28,6 +28,7 @@ from cortex.core.write.gate import (
     UNCERTAIN_JACCARD,
     Neighbour,
     WriteAction,
+    WritePlan,
     plan_write,
 )
 from tests.support.strategies import memories
@@ -199,6 +200,33 @@ def test_reinforce_bumps_confidence_and_access_and_merges_tags_and_files() -> No
     assert plan.access_delta == 1
     assert plan.tags == ("db", "branch:main") and plan.files == ("a.py", "b.py")
     assert plan.content is None  # the stored wording stays
+
+
+def test_the_record_that_said_a_memory_read_again_confirms_nothing() -> None:
+    # A resumed session's copy, or a transcript read again from the start, finds the memory its
+    # own record made before this read: the wording and tags still merge (the same result twice),
+    # but there is no second confirmation and no new link. Another record saying it, or another
+    # layer taking it from the same message in the same read, is a confirmation.
+    target = memory(
+        "m1", "We use SQLite in WAL mode for the store, always", source=Source(files=("a.py",), record="u1")
+    )
+    other = Neighbour(memory("m2", "The store keeps its WAL file beside the database"), 0.3)
+    near = Neighbour(target, 0.85)
+
+    def plan(record: str, read_at: datetime | None) -> WritePlan:
+        cand = candidate(confidence=0.7)
+        return plan_write(
+            cand, exact=None, neighbours=[near, other], source=Source(record=record), read_at=read_at
+        )
+
+    for read_at in (NOW + timedelta(minutes=5), None):
+        again = plan("u1", read_at)
+        assert again.action is WriteAction.REINFORCE and again.target_id == "m1"
+        assert (again.confidence, again.access_delta, again.edges) == (0.6, 0, ())
+        assert again.tags == ("db", "branch:main") and again.files == ("a.py", "b.py")
+    for confirmed in (plan("u2", NOW + timedelta(minutes=5)), plan("u1", NOW)):
+        assert confirmed.confidence == pytest.approx(0.75) and confirmed.access_delta == 1
+        assert [e.target for e in confirmed.edges] == ["m2"]
 
 
 def test_a_newer_state_of_the_same_thing_is_never_merged_into_the_older_one() -> None:
