@@ -211,9 +211,15 @@ def score_global_confidence(text: str, project_words: Iterable[str]) -> float:
     lowered = text.casefold()
     if _IDENTIFIER.search(text) or _PATHISH.search(text) or _LOCAL.search(text) or _REQUEST.search(text):
         return 0.1
-    if any(w and w.casefold() in lowered for w in project_words):
+    # The project's name as a word: a project in `proj/` says nothing of "in all my projects".
+    if any(w and _names(lowered, w.casefold()) for w in project_words):
         return 0.1
     return 0.85 if _ACROSS_PROJECTS.search(text) else UNSURE_GLOBAL_CONFIDENCE
+
+
+def _names(text: str, word: str) -> bool:
+    """Whether `text` holds `word` whole: no letter or digit touching it on either side."""
+    return re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text) is not None
 
 
 def _sentences(text: str) -> list[tuple[str, str, str]]:

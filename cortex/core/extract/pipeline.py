@@ -14,7 +14,7 @@ from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fi
 from cortex.core.extract.markers import extract_lexical
 from cortex.core.extract.merges import kept_merge_fields
 from cortex.core.extract.prose import parse_mentioned_paths
-from cortex.core.extract.signals import extract_signals
+from cortex.core.extract.signals import RULE_TAG, extract_signals
 from cortex.core.extract.speech import rejects_answer
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
@@ -160,7 +160,7 @@ def _turn_candidates(
         raw.extend(_task_list(turn, tasks))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))
-    raw = with_symptom(raw, turn)
+    raw = _without_quoted_copies(with_symptom(raw, turn))
     out: list[SourcedCandidate] = []
     seen: set[str] = set()
     turn_end = max((m.end_offset for m in turn), default=0)
@@ -181,6 +181,23 @@ def _turn_candidates(
             break
     # Reported state goes last: the use case supersedes older states once the turn is written.
     return [s for s in out if not is_state(s.candidate.tags)] + [s for s in out if is_state(s.candidate.tags)]
+
+
+def _without_quoted_copies(raw: list[tuple[Candidate, Message]]) -> list[tuple[Candidate, Message]]:
+    """Without a lexical candidate that a rule of the user's (or a note they asked for) of the
+    same type quotes whole: "The user's rule: I always use tabs, never spaces, in all my
+    projects." holds the sentence the lexical layer also typed, and goes to the global store,
+    where a project copy would repeat it in every briefing. Rules are not replaced by later
+    reports, so the quote keeps what the copy said."""
+    rules = [c for c, _ in raw if RULE_TAG in c.tags or c.layer in (Layer.EXPLICIT, Layer.USER)]
+    quoting = [normalize_text(c.content) for c in rules]
+    kinds = [c.type for c in rules]
+
+    def quoted(c: Candidate) -> bool:
+        text = normalize_text(c.content)
+        return any(kind is c.type and text in other for other, kind in zip(quoting, kinds, strict=True))
+
+    return [(c, m) for c, m in raw if c.layer is not Layer.LEXICAL or not quoted(c)]
 
 
 def _task_list(turn: Sequence[Message], tasks: Ledger) -> list[tuple[Candidate, Message]]:

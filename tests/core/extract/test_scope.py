@@ -4,12 +4,16 @@ feature requests and chit-chat are never preferences of any scope. And the bare 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cortex.core.extract.explicit import extract_explicit
 from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, extract_lexical, score_global_confidence
+from cortex.core.extract.pipeline import _without_quoted_copies, extract_candidates
+from cortex.core.extract.signals import RULE_TAG
 from cortex.core.extract.transcript import Message, parse_chunk
-from cortex.core.model import Candidate, MemoryType, Scope
+from cortex.core.model import Candidate, Layer, MemoryType, Scope
 from tests.support.transcript_builders import jsonl, prompt_record, text_record
 
 
@@ -88,6 +92,48 @@ def test_an_explicit_preference_tag_is_scoped_the_same_way() -> None:
 )
 def test_global_confidence(text: str, expected: float) -> None:
     assert score_global_confidence(text, []) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "expected"),
+    [
+        # The project's name (its folder, its branch) keeps a statement here only as a word:
+        # a project in `proj/`, `app/` or `work/` says nothing of these.
+        ("I always use tabs, never spaces, in all my projects.", "proj", 0.85),
+        ("In all my projects I write the happy path test first.", "app", 0.85),
+        ("In all my projects I run a development build first.", "dev", 0.85),
+        ("I always deploy medianator with the release profile.", "medianator", 0.1),
+        ("In all my projects I keep my-app's lint rules.", "my-app", 0.1),
+    ],
+)
+def test_a_project_name_counts_only_as_a_whole_word(text: str, name: str, expected: float) -> None:
+    assert score_global_confidence(text, [name]) == expected
+
+
+def test_a_rule_of_the_user_that_goes_global_leaves_no_project_copy() -> None:
+    # The rule note quotes the sentence whole; the lexical layer's copy of it would sit in the
+    # project store and repeat it in every briefing beside the global rule.
+    messages = said("I always use tabs, never spaces, in all my projects.", "Understood, tabs from now on.")
+    found = extract_candidates(messages, project_root="/home/dev/proj", git=None)
+    assert [(c.content, c.scope) for c in found] == [
+        ("The user's rule: I always use tabs, never spaces, in all my projects.", Scope.GLOBAL)
+    ]
+    # A lexical note that another kind of note quotes is kept: a report section is replaced by
+    # the next report of its topic, and the lexical note then still says it.
+    gotcha = "The problem is that the cache key ignores the locale."
+    lexical_note = Candidate(content=gotcha, type=MemoryType.GOTCHA, layer=Layer.LEXICAL, confidence=0.6)
+    report = Candidate(
+        content=f"Root cause\n{gotcha}",
+        type=MemoryType.GOTCHA,
+        layer=Layer.STRUCTURAL,
+        confidence=0.6,
+        tags=("turn-report",),
+    )
+    rule = replace(report, content=f"The user's rule: {gotcha}", tags=(RULE_TAG,))
+    message = messages[0]
+    both = [(report, message), (lexical_note, message)]
+    assert _without_quoted_copies(both) == both
+    assert _without_quoted_copies([(rule, message), (lexical_note, message)]) == [(rule, message)]
 
 
 @pytest.mark.parametrize(
