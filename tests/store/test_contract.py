@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -547,6 +548,37 @@ def test_checkpoints_restore_the_saved_state(
     assert store.state_digest().digest == cp.digest and store.get(b.id) is None
     done = stores.mark_restored(cp, T0, kind=adapter)
     assert done.restored_at is not None and stores.list_checkpoints(store.path, kind=adapter) == [done]
+
+
+def test_a_checkpoint_from_before_the_said_at_columns_restores(
+    store: StoreAdmin, adapter: str, make_memory: MakeMemory
+) -> None:
+    # Taken by the cortex before the upgrade that added `source_time` and `source_record`
+    # (SQLite schema 5, PostgreSQL schema 3), restored after it: the memories come back, with
+    # no record and no time, and the store is written as before.
+    a, b = make_memory("a"), make_memory("b")
+    put(store, a)
+    cp = store.write_checkpoint(reason="manual", run="r1", at=T0)
+    drop = "ALTER TABLE {}memories DROP COLUMN source_time, DROP COLUMN source_record"
+    if adapter == "sqlite":
+        with sqlite3.connect(cp.path) as old:
+            old.execute("ALTER TABLE memories DROP COLUMN source_time")
+            old.execute("ALTER TABLE memories DROP COLUMN source_record")
+            old.execute("PRAGMA user_version = 4")
+    else:
+        with store.session.transaction() as conn:  # type: ignore[attr-defined]
+            (snapshot,) = conn.execute(
+                "SELECT snapshot FROM checkpoints WHERE name = %s", (cp.name,)
+            ).fetchone()
+            conn.execute(drop.format(f"{snapshot}."))
+    put(store, b)
+    store.restore_checkpoint(cp)
+    store.migrate()
+    back = store.get(a.id)
+    assert back is not None and back.content == a.content and store.get(b.id) is None
+    assert (back.source.said_at, back.source.record) == (None, None)
+    put(store, b)
+    assert store.get(b.id) == b
 
 
 def test_a_store_file_is_checkpointed_as_it_is(

@@ -93,9 +93,20 @@ def restore_checkpoint(session: Session, cp: Checkpoint) -> None:
         for (table,) in conn.execute("SELECT name FROM vec_indexes").fetchall():
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         conn.execute("TRUNCATE " + ", ".join(TABLES))
+        # A checkpoint from before an upgrade lacks the columns later schemas added: they stay
+        # empty, as the upgrade left them on the memories it found.
+        kept = {
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_schema = %s AND table_name = 'memories'",
+                (snapshot,),
+            )
+        }
+        columns = ", ".join(c for c in (c.strip() for c in COLUMNS.split(",")) if c in kept)
         conn.execute(
-            f"INSERT INTO memories (n, {COLUMNS}) OVERRIDING SYSTEM VALUE "
-            f"SELECT n, {COLUMNS} FROM {snapshot}.memories"
+            f"INSERT INTO memories (n, {columns}) OVERRIDING SYSTEM VALUE "
+            f"SELECT n, {columns} FROM {snapshot}.memories"
         )
         for table in TABLES[1:]:
             if table != "vec_indexes":
