@@ -310,9 +310,8 @@ def _llm(cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str
     cands = llm_candidates(cx, messages, git.context, session_id, recent_commits=git.recent_commits)
     end = max(m.end_offset for m in messages)
     branch = next((m.git_branch for m in reversed(messages) if m.git_branch), git.context.branch)
-    last = messages[-1] if messages else None
-    said, record = (last.timestamp, (last.uuids or (None,))[0]) if last else (None, None)
-    return [SourcedCandidate(c, end, session_id, branch, end, said, record) for c in cands]
+    last = messages[-1]  # `end` above needs one
+    return [SourcedCandidate(c, end, session_id, branch, end, last.timestamp, last.record) for c in cands]
 
 
 # -- a transcript that lags behind the Stop hook ----------------------------------------------

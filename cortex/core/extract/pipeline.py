@@ -173,7 +173,7 @@ def _turn_candidates(
             continue
         seen.add(key)
         branch = message.git_branch or git.branch
-        said, record = message.timestamp, (message.uuids or (None,))[0]
+        said, record = message.timestamp, message.record
         out.append(
             SourcedCandidate(finished, message.end_offset, message.session_id, branch, turn_end, said, record)
         )
@@ -189,13 +189,15 @@ def _without_quoted_copies(raw: list[tuple[Candidate, Message]]) -> list[tuple[C
     projects." holds the sentence the lexical layer also typed, and goes to the global store,
     where a project copy would repeat it in every briefing. Rules are not replaced by later
     reports, so the quote keeps what the copy said."""
-    rules = [c for c, _ in raw if RULE_TAG in c.tags or c.layer in (Layer.EXPLICIT, Layer.USER)]
-    quoting = [normalize_text(c.content) for c in rules]
-    kinds = [c.type for c in rules]
+    rules = [
+        (c.type, normalize_text(c.content))
+        for c, _ in raw
+        if RULE_TAG in c.tags or c.layer in (Layer.EXPLICIT, Layer.USER)
+    ]
 
     def quoted(c: Candidate) -> bool:
         text = normalize_text(c.content)
-        return any(kind is c.type and text in other for other, kind in zip(quoting, kinds, strict=True))
+        return any(kind is c.type and text in rule for kind, rule in rules)
 
     return [(c, m) for c, m in raw if c.layer is not Layer.LEXICAL or not quoted(c)]
 

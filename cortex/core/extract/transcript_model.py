@@ -80,6 +80,11 @@ class Message:
     has_thinking: bool = False
     is_sidechain: bool = False
 
+    @property
+    def record(self) -> str | None:
+        """The uuid of its first record: what names it wherever the transcript is copied."""
+        return self.uuids[0] if self.uuids else None
+
 
 @dataclass(frozen=True, slots=True)
 class ParsedChunk:
