@@ -50,10 +50,11 @@ _OFFER = re.compile(
     r"shall i\b|want me to)",
     re.IGNORECASE,
 )
-# A line that offers one of several alternatives.
+# A line that offers one of several alternatives: "Either ...", "Or ...", "Option 2: ...", or a
+# choice lettered the way menus are in any language ("(A) Coexistence: ...", "B) Drop it").
 _OPTION = re.compile(
-    r"^\s*(?:[-*+•]\s+|\d{1,2}[.)]\s+)?(?:either\b|or\b|option [a-z0-9]\b|alternatively\b)",
-    re.IGNORECASE,
+    r"^\s*(?:[-*+•]\s+|\d{1,2}[.)]\s+)?(?:(?i:either\b|or\b|option [a-z0-9]\b|alternatively\b)|"
+    r"\((?i:[a-h])\)\s|[A-H]\)\s)",
 )
 MIN_OPTIONS = 2
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")

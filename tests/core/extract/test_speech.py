@@ -8,6 +8,7 @@ from cortex.core.extract.speech import (
     is_guess,
     is_talk,
     leaves_it_open,
+    option_lines,
     rejects_answer,
     without_acknowledgement,
     without_offers,
@@ -60,6 +61,22 @@ def test_options_questions_and_hand_offs_leave_it_open() -> None:
         "Or so it seems",
     ]
     assert not leaves_it_open(settled)
+
+
+def test_lettered_choices_are_options_in_any_language() -> None:
+    # Real shape (2.1.x, an Italian session): a menu of lettered choices after the findings.
+    menu = [
+        "Hermes intatto, primario. Nessuno switch fatto.",
+        "Decisione finale, scegli:",
+        "- (A) Coexistence: tengo jcode buildato in scratchpad come alternativa, Hermes primario.",
+        "- (B) Scarta: cleanup `brew uninstall rust pkgconf` + rimuovo clone scratchpad.",
+    ]
+    assert option_lines(menu) == 2 and leaves_it_open(menu)
+    assert leaves_it_open(["Pick one:", "A) Keep the cache", "B) Drop it and rebuild"])
+    # Enumerations are not choices: numbered steps, a lower-case "a)" and a bare "(A)word".
+    steps = ["(1) Build the fork", "(2) Install it", "a) the token", "b) the secret"]
+    steps += ["(A)dd the key", "(B)uild"]
+    assert option_lines(steps) == 0 and not leaves_it_open(steps)
 
 
 def test_a_prompt_that_opens_by_rejecting_the_answer() -> None:

@@ -222,6 +222,20 @@ def test_options_questions_and_hand_offs_are_state_not_findings() -> None:
         assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
 
 
+def test_a_lettered_menu_of_choices_is_state_not_a_finding() -> None:
+    # Real shape (b4, 2.1.x): the state so far, then a menu the user has yet to choose from.
+    # What it says ("Hermes stays primary") held only until the user chose.
+    report = (
+        "**Hermes intatto, primario.** Nessuno switch fatto.\n\n"
+        "**Decisione finale, scegli:**\n"
+        "- **(A) Coexistence**: tengo jcode buildato in scratchpad come alternativa, Hermes primario.\n"
+        "- **(B) Scarta**: cleanup `brew uninstall rust pkgconf` + rimuovo clone scratchpad e launcher."
+    )
+    found = extract_reports([user("quindi?"), assistant(report)])
+    sections = [c for c, _ in found if FINDING_TAG not in c.tags]
+    assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
+
+
 def test_a_guessed_cause_is_not_a_gotcha() -> None:
     report = (
         "## Root cause\nThe 500 error could be caused by sourcemap differences between Bun and Node, "
