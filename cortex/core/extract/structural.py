@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cortex.core.extract.commands import (
+    changes_something,
     clip,
     commit_kind,
     docs_commit_scope,
@@ -24,7 +25,13 @@ from cortex.core.extract.runs import command_runs
 from cortex.core.extract.service_errors import extract_service_errors
 from cortex.core.extract.signals import commit_body
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
-from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome, parse_test_outcome
+from cortex.core.extract.verdicts import (
+    Verdict,
+    counts_tests,
+    is_test_run,
+    parse_command_outcome,
+    parse_test_outcome,
+)
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
 
@@ -169,23 +176,42 @@ def _elsewhere(command: str, project_root: str | None) -> bool:
 def _tests(turn: _Turn, project_root: str | None) -> Found:
     """The last run with evidence of each test command: a refused, interrupted, timed-out or
     unreadable run, one that never started (`cd` failed), or one in another checkout is no
-    verdict."""
-    outcomes: dict[str, tuple[bool, str, Message]] = {}
+    verdict. The same command run again with nothing changed in between, to see another part
+    of its output (`| tail -20`, then `| grep FAIL`), is one run: its summary keeps the counts
+    the earlier look showed."""
+    calls = _calls(turn.messages)
+    at = {use.id: i for i, (use, _) in enumerate(calls)}
+    outcomes: dict[str, tuple[bool, str, Message, int | None]] = {}
     for command, result, message in _runs(turn, project_root):
         outcome = parse_test_outcome(
             command, result.content, is_error=result.is_error, exit_code=result.exit_code
         )
-        if outcome.verdict in (Verdict.PASSED, Verdict.FAILED):
-            failed = outcome.verdict is Verdict.FAILED
-            outcomes[render_command(command)] = (failed, outcome.summary, message)  # the last run wins
+        if outcome.verdict not in (Verdict.PASSED, Verdict.FAILED):
+            continue
+        failed, summary, shown = outcome.verdict is Verdict.FAILED, outcome.summary, render_command(command)
+        here, before = at.get(result.tool_use_id), outcomes.get(shown)
+        if before is not None and before[0] == failed and here is not None and before[3] is not None:
+            unchanged = not any(_changes(use, shown) for use, _ in calls[before[3] + 1 : here])
+            if unchanged and counts_tests(before[1]) and not counts_tests(summary):
+                summary = f"{before[1]}; {summary}" if summary else before[1]
+        outcomes[shown] = (failed, summary, message, here)  # the last run wins
     found: Found = []
-    for shown, (failed, summary, message) in outcomes.items():
+    for shown, (failed, summary, message, _) in outcomes.items():
         verdict = "Tests failing" if failed else "Tests passed"
         detail = f" ({clip(summary, MAX_DETAIL_CHARS)})" if summary else ""
         content = f"{verdict}: `{shown}`{detail}"
         tags = _state("test", shown)
         found.append((_candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3, tags), message))
     return found
+
+
+def _changes(use: ToolUse, shown: str) -> bool:
+    """Whether a call may have changed what a test run of `shown` sees: an edit, or a command
+    other than that run that does more than look."""
+    if use.name in EDIT_TOOLS:
+        return not use.failed
+    command = _command(use)
+    return command is not None and render_command(command) != shown and changes_something(command)
 
 
 def _checks(turn: _Turn, project_root: str | None) -> Found:

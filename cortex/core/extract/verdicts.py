@@ -81,6 +81,11 @@ _NO_TESTS = re.compile(
 _SOME_RAN = re.compile(
     r"\b[1-9]\d* (?:passed|passing|pass|tests?|examples?|doctests?|specs?)\b|^ok\s+\S+\s", re.MULTILINE
 )
+# A summary that counts what ran ("16 failed | 690 passed (734)", "Ran 4 tests"), not one test's
+# line ("FAIL test/utils/sanitizer.test.ts > strips paths").
+_COUNTS = re.compile(
+    r"\b\d+ (?:passed|passing|pass|failed|failures?|failing|errors?|tests?|examples?|specs?)\b"
+)
 # `echo "exit=$?"` / `echo ${PIPESTATUS[0]}` in the command, the number in the output.
 _ECHOES_STATUS = re.compile(r"\$\?|\$\{?PIPESTATUS")
 _STATUS_LINE = re.compile(
@@ -140,6 +145,12 @@ def parse_test_outcome(command: str, output: str, *, is_error: bool, exit_code: 
     if status:
         return RunOutcome(Verdict.FAILED, parse_error_line(text))
     return RunOutcome(Verdict.PASSED)
+
+
+def counts_tests(summary: str) -> bool:
+    """Whether a verdict's summary line counts the tests ("16 failed | 690 passed") rather than
+    naming one ("FAIL test/a.test.ts > parses dates")."""
+    return _COUNTS.search(summary) is not None
 
 
 def _summary_lines(text: str) -> list[str]:

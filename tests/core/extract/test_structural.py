@@ -83,6 +83,49 @@ def test_test_runs_report_the_last_outcome_with_the_summary_line() -> None:
     assert failed.priority > only_last.priority
 
 
+# Real shape (vitest under 1.0.x): the suite run for its summary, then again for the names of
+# the failing tests, nothing changed in between.
+VITEST_TAIL = (
+    " Test Files  4 failed | 49 passed | 9 skipped (62)\n"
+    "      Tests  16 failed | 690 passed | 28 skipped (734)\n"
+    "   Duration  4.59s (transform 2.38s, setup 957ms)"
+)
+VITEST_FAILS = (
+    " FAIL  test/config/deal-defaults.test.ts > Deal Defaults > applies the stage\n"
+    " FAIL  test/utils/error-sanitizer.test.ts > Error Sanitizer > should remove IP addresses"
+)
+
+
+def test_a_second_look_at_the_same_run_keeps_the_counts_of_the_first() -> None:
+    summary = bash("npm run test:offline 2>&1 | tail -20", VITEST_TAIL, tid="1")
+    names = bash('npm run test:offline 2>&1 | grep "FAIL" | head -10', VITEST_FAILS, tid="2")
+    (verdict,) = run(*turn("is this tested?", summary, names))
+    assert verdict.content == (
+        "Tests failing: `npm run test:offline` (Tests 16 failed | 690 passed | 28 skipped (734); "
+        "FAIL test/utils/error-sanitizer.test.ts > Error Sanitizer > should remove IP addresses)"
+    )
+    # A look that reads something in between changes nothing.
+    peek = bash("cat test/utils/error-sanitizer.test.ts", "describe('Error Sanitizer', () => {", tid="p")
+    (same,) = run(*turn("is this tested?", summary, peek, names))
+    assert same.content == verdict.content
+
+
+def test_counts_from_before_a_change_are_not_carried_over() -> None:
+    summary = bash("npm run test:offline 2>&1 | tail -20", VITEST_TAIL, tid="1")
+    names = bash('npm run test:offline 2>&1 | grep "FAIL" | head -10', VITEST_FAILS, tid="2")
+    fails = "Tests failing: `npm run test:offline` (FAIL test/utils/error-sanitizer.test.ts > "
+    for change in (
+        tool("Edit", {"file_path": f"{ROOT}/src/utils/error-sanitizer.ts"}, tid="e"),
+        bash("sed -i 's/ip/IP/' src/utils/error-sanitizer.ts", tid="s"),
+    ):
+        (verdict,) = [c for c in run(*turn("fix them", summary, change, names)) if "Tests" in c.content]
+        assert verdict.content.startswith(fails), change.name
+    # Nor across verdicts: a passing look after a failing one is the state, with its own line.
+    passed = bash("npm run test:offline 2>&1 | tail -3", "      Tests  734 passed (734)", tid="3")
+    (verdict,) = run(*turn("again", summary, passed))
+    assert verdict.content == "Tests passed: `npm run test:offline` (Tests 734 passed (734))"
+
+
 def test_piped_test_output_is_judged_by_its_summary_not_the_exit_code() -> None:
     # `| tail` exits 0 whatever the tests did.
     run_ = bash(

@@ -13,6 +13,7 @@ from cortex.core.extract.transcript import parse_chunk
 from cortex.core.extract.verdicts import (
     RunOutcome,
     Verdict,
+    counts_tests,
     is_test_run,
     parse_command_outcome,
     parse_test_outcome,
@@ -322,3 +323,10 @@ def test_build_and_run_commands_follow_the_same_evidence_rules(
     command: str, output: str, is_error: bool, verdict: Verdict
 ) -> None:
     assert parse_command_outcome(command, output, is_error=is_error, exit_code=None).verdict is verdict
+
+
+def test_a_summary_counts_tests_or_names_one() -> None:
+    for counted in ("Tests  16 failed | 690 passed | 28 skipped (734)", "1 failed, 3 passed", "Ran 4 tests"):
+        assert counts_tests(counted), counted
+    for named in ("FAIL  test/a.test.ts > parses dates", "--- FAIL: TestParse (0.00s)", "FAILED."):
+        assert not counts_tests(named), named
