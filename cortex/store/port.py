@@ -9,7 +9,7 @@ one place; statuses travel as their string values, vectors as float32 little-end
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -244,6 +244,12 @@ class MemoryStore(Protocol):
     # -- cursors and settings
     def read_cursor(self, session_id: str) -> CursorRow | None: ...
     def write_cursor(self, c: CursorRow, at: datetime) -> None: ...
+    def read_records(self, records: Collection[str]) -> set[str]:
+        """Which of these transcript records (uuids) capture has taken memories from before."""
+
+    def mark_read(self, records: Collection[str], at: datetime) -> None:
+        """Record that capture took memories from these records (the first time is kept)."""
+
     def get_meta(self, key: str, default: str | None = None) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
 

@@ -133,7 +133,7 @@ def test_a_transcript_rewritten_shorter_than_the_cursor_is_reread_without_duplic
     write_transcript(transcript, tagged_turn("2"))  # e.g. the client rewrote the file
     report = capture(project, transcript)
     assert report.sessions[0].restarted
-    assert report.actions() == {"duplicate": 1}
+    assert report.actions() == {}  # its records were read before: nothing to confirm again
     assert snapshot(project, cortex_home)["project"]["memories"] == before
     assert set(inserts_by_hash(db(project)).values()) == {1}
     assert cursor_row(project).byte_offset == transcript.stat().st_size

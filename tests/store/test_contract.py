@@ -384,6 +384,46 @@ def test_cursors_and_meta_are_replaced_in_place(store: StoreAdmin) -> None:
     assert store.get_meta("k") == "v2" and store.get_meta("nope", "dflt") == "dflt"
 
 
+def test_read_records_are_kept_once_and_looked_up_in_batches(store: StoreAdmin) -> None:
+    assert store.read_records([]) == set() and store.read_records(["u1"]) == set()
+    many = [f"rec-{i:05d}" for i in range(1_200)]  # more than one IN list holds
+    with store.transaction():
+        store.mark_read({"u1", "u2"}, T0)
+        store.mark_read(["u1"], T0 + timedelta(days=1))  # read again: nothing changes
+        store.mark_read(many, T0)
+        store.mark_read([], T0)
+    assert store.read_records(["u1", "u3"]) == {"u1"}
+    assert store.read_records([*many, "nope"]) == set(many)
+
+
+def test_read_records_survive_a_checkpoint_and_an_older_one_restores(store: StoreAdmin, adapter: str) -> None:
+    # A checkpoint keeps what capture has read. One taken before the upgrade that added the
+    # table (SQLite schema 6, PostgreSQL schema 4) restores with none read.
+    with store.transaction():
+        store.mark_read(["u1"], T0)
+    cp = store.write_checkpoint(reason="manual", run="r1", at=T0)
+    with store.transaction():
+        store.mark_read(["u2"], T0)
+    store.restore_checkpoint(cp)
+    assert store.read_records(["u1", "u2"]) == {"u1"}
+    if adapter == "sqlite":
+        with sqlite3.connect(cp.path) as old:
+            old.execute("DROP TABLE read_records")
+            old.execute("PRAGMA user_version = 5")
+    else:
+        with store.session.transaction() as conn:  # type: ignore[attr-defined]
+            (snapshot,) = conn.execute(
+                "SELECT snapshot FROM checkpoints WHERE name = %s", (cp.name,)
+            ).fetchone()
+            conn.execute(f"DROP TABLE {snapshot}.read_records")
+    store.restore_checkpoint(cp)
+    store.migrate()
+    assert store.read_records(["u1", "u2"]) == set()
+    with store.transaction():
+        store.mark_read(["u2"], T0)
+    assert store.read_records(["u1", "u2"]) == {"u2"}
+
+
 # -- upkeep reads and verbatim imports ------------------------------------------------------------
 
 
@@ -564,6 +604,7 @@ def test_a_checkpoint_from_before_the_said_at_columns_restores(
         with sqlite3.connect(cp.path) as old:
             old.execute("ALTER TABLE memories DROP COLUMN source_time")
             old.execute("ALTER TABLE memories DROP COLUMN source_record")
+            old.execute("DROP TABLE read_records")  # schema 6's
             old.execute("PRAGMA user_version = 4")
     else:
         with store.session.transaction() as conn:  # type: ignore[attr-defined]

@@ -88,6 +88,7 @@ class Rejection:
 
     offset: int
     session_id: str | None
+    record: str | None = None  # the prompt's transcript record (uuid)
 
 
 def rejections(messages: Sequence[Message]) -> list[Rejection]:
@@ -96,7 +97,7 @@ def rejections(messages: Sequence[Message]) -> list[Rejection]:
     for turn in split_turns(messages):
         prompt = next((m for m in turn if starts_turn(m) and m.texts), None)
         if prompt is not None and rejects_answer(prompt.texts[0]):
-            out.append(Rejection(prompt.end_offset, prompt.session_id))
+            out.append(Rejection(prompt.end_offset, prompt.session_id, prompt.record))
     return out
 
 

@@ -1,12 +1,12 @@
 """Checkpoints of a PostgreSQL store: snapshot schemas in the same database, listed, pruned and
 restored in one transaction each.
 
-A checkpoint copies every table of the store (memories, edges, journal, cursors, meta and the
-vector tables) into a schema of its own while holding the store's write lock, so it is exactly
-the state its digest describes; a `checkpoints` row records it. Its `path` is a name under the
-store's namespace (`<namespace>/checkpoints/<name>.snapshot`), not a file. Restoring empties the
-live tables and copies the snapshot back in one transaction: other sessions see the old state or
-the new one, never a mix.
+A checkpoint copies every table of the store (memories, edges, journal, cursors, meta, the
+records capture read, the vector tables) into a schema of its own while holding the store's
+write lock, so it is exactly the state its digest describes; a `checkpoints` row records it.
+Its `path` is a name under the store's namespace (`<namespace>/checkpoints/<name>.snapshot`),
+not a file. Restoring empties the live tables and copies the snapshot back in one transaction:
+other sessions see the old state or the new one, never a mix.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from cortex.store.postgres.connection import Session, namespace, resolve_dsn, sc
 
 KEEP_CHECKPOINTS = 5  # per store, as in the SQLite adapter
 SUFFIX = ".snapshot"
-TABLES = ("memories", "edges", "journal", "cursors", "meta", "vec_indexes", "embedded")
+TABLES = ("memories", "edges", "journal", "cursors", "meta", "vec_indexes", "embedded", "read_records")
 _SAFE = re.compile(r"[^a-z0-9_]+")
 _FIELDS = "name, reason, run, created, digest, restored_at"
 
@@ -108,8 +108,15 @@ def restore_checkpoint(session: Session, cp: Checkpoint) -> None:
             f"INSERT INTO memories (n, {columns}) OVERRIDING SYSTEM VALUE "
             f"SELECT n, {columns} FROM {snapshot}.memories"
         )
+        # Tables a later schema added are left empty, as the upgrade created them.
+        snapshot_tables = {
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (snapshot,)
+            )
+        }
         for table in TABLES[1:]:
-            if table != "vec_indexes":
+            if table != "vec_indexes" and table in snapshot_tables:
                 conn.execute(f"INSERT INTO {table} SELECT * FROM {snapshot}.{table}")
         for key, dim, created in conn.execute(
             f"SELECT embedder_key, dim, created FROM {snapshot}.vec_indexes"

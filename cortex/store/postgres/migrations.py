@@ -131,7 +131,12 @@ def m003_said_at(conn: Any) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN source_record TEXT")
 
 
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_initial, m002_anchors, m003_said_at)
+def m004_read_records(conn: Any) -> None:
+    """The transcript records capture has taken memories from (SQLite's schema 6)."""
+    conn.execute(f"CREATE TABLE read_records (record {T} PRIMARY KEY, first_read {T} NOT NULL)")
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_initial, m002_anchors, m003_said_at, m004_read_records)
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -26,7 +26,7 @@ def write_journal(conn: Any, actor: str, op: str, memory_id: str | None, payload
 
 
 class Records:
-    """Journal, edges, cursors and meta of one store."""
+    """Journal, edges, cursors, read records and meta of one store."""
 
     session: Session
 
@@ -139,6 +139,27 @@ class Records:
                     int(c.closed),
                     format_time(at),
                 ),
+            )
+
+    def read_records(self, records: Collection[str]) -> set[str]:
+        """Which of these transcript records (uuids) capture has taken memories from before."""
+        wanted = sorted(set(records))
+        if not wanted:
+            return set()
+        with self.session.reading() as conn:
+            rows = conn.execute("SELECT record FROM read_records WHERE record = ANY(%s)", (wanted,))
+            return {r[0] for r in rows}
+
+    def mark_read(self, records: Collection[str], at: datetime) -> None:
+        """Record that capture took memories from these records (the first time is kept)."""
+        wanted = sorted(set(records))
+        if not wanted:
+            return
+        with self.session.writing() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO read_records (record, first_read) VALUES (%s, %s) "
+                "ON CONFLICT (record) DO NOTHING",
+                [(r, format_time(at)) for r in wanted],
             )
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:

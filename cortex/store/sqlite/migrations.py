@@ -9,6 +9,10 @@ from cortex.shell.failpoints import failpoint
 from cortex.store.sqlite import anchors, briefing_rows, fts, vector_codes
 from cortex.store.sqlite.connection import APPLICATION_ID, Connection, transaction
 
+READ_RECORDS_SCHEMA = (
+    "CREATE TABLE read_records (record TEXT PRIMARY KEY, first_read TEXT NOT NULL) WITHOUT ROWID"
+)
+
 
 def m001_initial(conn: Connection) -> None:
     """Memories, edges, journal, FTS5 (external content + triggers), cursors, vector bookkeeping."""
@@ -147,12 +151,19 @@ def m005_said_at(conn: Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN source_record TEXT")
 
 
+def m006_read_records(conn: Connection) -> None:
+    """The transcript records capture has taken memories from (`read_records`, by uuid): a record
+    read again (a resumed session's copy, an import of a session captured live) is no news."""
+    conn.execute(READ_RECORDS_SCHEMA)
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_briefing_indexes,
     m003_vector_codes,
     m004_anchors,
     m005_said_at,
+    m006_read_records,
 )
 LATEST_VERSION = len(MIGRATIONS)
 

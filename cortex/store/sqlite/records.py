@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -25,8 +25,11 @@ def write_journal(
     )
 
 
+_IN_BATCH = 500  # ids per IN (...) list
+
+
 class Records:
-    """Journal, edges, cursors and meta of one store."""
+    """Journal, edges, cursors, read records and meta of one store."""
 
     conn: Connection
 
@@ -136,6 +139,23 @@ class Records:
                 int(c.closed),
                 format_time(at),
             ),
+        )
+
+    def read_records(self, records: Collection[str]) -> set[str]:
+        """Which of these transcript records (uuids) capture has taken memories from before."""
+        wanted = sorted(set(records))
+        found: set[str] = set()
+        for i in range(0, len(wanted), _IN_BATCH):
+            batch = wanted[i : i + _IN_BATCH]
+            sql = f"SELECT record FROM read_records WHERE record IN ({marks(batch)})"
+            found.update(r[0] for r in self.conn.execute(sql, batch))
+        return found
+
+    def mark_read(self, records: Collection[str], at: datetime) -> None:
+        """Record that capture took memories from these records (the first time is kept)."""
+        self.conn.executemany(
+            "INSERT INTO read_records (record, first_read) VALUES (?, ?) ON CONFLICT (record) DO NOTHING",
+            [(r, format_time(at)) for r in sorted(set(records))],
         )
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
