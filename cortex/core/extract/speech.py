@@ -47,7 +47,7 @@ _HAND_OFF = re.compile(
 # you prefer?"): it and the options listed under it are not findings.
 _OFFER = re.compile(
     r"\b(?:which (?:\w+ )?(?:would|do|should) you|would you (?:like|prefer)|do you want|should i\b|"
-    r"shall i\b|want me to)",
+    r"shall i\b|(?:want|need) me to)",
     re.IGNORECASE,
 )
 # A line that offers one of several alternatives: "Either ...", "Or ...", "Option 2: ...", or a

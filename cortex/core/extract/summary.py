@@ -77,6 +77,8 @@ _NARRATION = re.compile(
 )
 # A report's first line answering a yes/no question: "No - ...", "**Yes**, ...", "No."
 _ANSWER = re.compile(r"^(?:yes|no)\s*(?:[-\u2013\u2014,.!:;]|$)", re.IGNORECASE)
+# A line that is only a bracketed tag ("[Image #1]", an annotation the user's setup asks for).
+_BRACKETED = re.compile(r"^\[[^\]]*\]$")
 
 # What a section's heading (or first line) says it is; the first pattern that matches wins.
 _SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
@@ -179,12 +181,19 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
         headless = group[:1] == [CLIP_MARK]  # a clipped result's tail: its heading was cut away
         if section := _section_text(group[1:] if headless else group):
             left_open = answer or leaves_it_open(group) or (choices and option_lines(group) > 0)
-            candidate = _section_candidate(section, left_open, headless)
+            candidate = _section_candidate(section, left_open, headless, asks=_asks(group))
             if untyped or candidate.type is not MemoryType.CONTEXT:
                 found.append((candidate, message))
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
         found.append((turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, (FINDING_TAG,)), message))
     return found
+
+
+def _asks(group: Sequence[str]) -> bool:
+    """The section ends by asking ("What's actually broken in the workflows?"): a decision or a
+    gotcha in it waits for the user's answer."""
+    said = [line for line in group if not _BRACKETED.match(line)]
+    return bool(said) and said[-1].rstrip("*_ ").endswith("?")
 
 
 def clean_report(text: str) -> list[str]:
@@ -362,9 +371,11 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
     return items
 
 
-def _section_candidate(section: str, left_open: bool, headless: bool = False) -> Candidate:
+def _section_candidate(
+    section: str, left_open: bool, headless: bool = False, *, asks: bool = False
+) -> Candidate:
     kind = MemoryType.CONTEXT if headless else section_kind(section)
-    if left_open or (kind in _SETTLED_ONLY and is_guess(section)):
+    if left_open or (kind in _SETTLED_ONLY and (asks or is_guess(section))):
         kind = MemoryType.PROGRESS  # options, a question to the user or a guess: not settled yet
     tag = STATE_TAG if kind is MemoryType.PROGRESS else REPORT_TAG
     return turn_candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, (tag,))

@@ -79,6 +79,11 @@ def test_lettered_choices_are_options_in_any_language() -> None:
     assert option_lines(steps) == 0 and not leaves_it_open(steps)
 
 
+def test_an_offer_to_do_more_is_not_a_finding() -> None:
+    lines = ["Monitor for:", "- Success message -> proceed normally", "Need me to check Convex status?"]
+    assert without_offers(lines) == lines[:2]
+
+
 def test_a_prompt_that_opens_by_rejecting_the_answer() -> None:
     for prompt in (
         "wrong, you must open the link to see the errors",

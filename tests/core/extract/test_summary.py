@@ -236,6 +236,36 @@ def test_a_lettered_menu_of_choices_is_state_not_a_finding() -> None:
     assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
 
 
+def test_a_section_that_ends_by_asking_waits_for_the_answer() -> None:
+    # Real shape (b3, 2.0.x): an approach, then a question to the user, then the annotation the
+    # user's setup asks for. Until the user answers, the approach is not a decision.
+    report = (
+        "If they're failing, the simplest approach is:\n"
+        "1. **Read the YAML files** to see what they're trying to do\n"
+        "2. **Look at the actual error output** (probably visible on the GitHub website)\n"
+        "3. **Fix the YAML files** if there's a problem\n\n"
+        "What's actually broken in the workflows? Is it still the submodule thing, or is there "
+        "something wrong with how the YAML files are written?\n\n"
+        '[@certainty:"95":"workflows are just YAML configuration files"]'
+    )
+    found = extract_reports([user("what do you think a workflow is?"), assistant(report)])
+    sections = [c for c, _ in found if FINDING_TAG not in c.tags]
+    assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
+    # What was said before the question is kept as said: only a decision or gotcha waits.
+    said = "The distinction appears to be:\n- `unitsNeeded` is how many to acquire\nWhat is quantity for?"
+    (context,) = [c for c, _ in extract_reports([user("what's the difference?"), assistant(said)])]
+    assert context.type is MemoryType.CONTEXT and STATE_TAG not in context.tags
+    # A question the section answers itself is no question to the user (real shape, a3).
+    explained = (
+        "## How It Works\nOur config uses `truncate_head_tail`:\n"
+        "- Takes first 128 characters and last 128 characters if prompt > 256 chars\n"
+        '- Why? Injection attempts often appear at the beginning ("Ignore previous...") or end\n'
+        "- Efficient: does not process entire long prompts"
+    )
+    (section,) = [c for c, _ in extract_reports([user("how?"), assistant(explained)])]
+    assert section.type is not MemoryType.PROGRESS and STATE_TAG not in section.tags
+
+
 def test_a_guessed_cause_is_not_a_gotcha() -> None:
     report = (
         "## Root cause\nThe 500 error could be caused by sourcemap differences between Bun and Node, "
