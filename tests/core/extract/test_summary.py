@@ -202,6 +202,13 @@ def test_intent_and_acknowledgements_are_cut_from_a_finding() -> None:
     ]
 
 
+def assert_sections_are_state(prompt: str, report: str) -> None:
+    """Every section of the report (its labelled findings aside) is the turn's state."""
+    found = extract_reports([user(prompt), assistant(report)])
+    sections = [c for c, _ in found if FINDING_TAG not in c.tags]
+    assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
+
+
 def test_options_questions_and_hand_offs_are_state_not_findings() -> None:
     options = (
         "The solution is to:\n"
@@ -217,9 +224,7 @@ def test_options_questions_and_hand_offs_are_state_not_findings() -> None:
         "4. Tell me when you're done with the above steps and I will push the changes."
     )
     for report in (options, hand_off):
-        found = extract_reports([user("how do we fix it?"), assistant(report)])
-        sections = [c for c, _ in found if FINDING_TAG not in c.tags]
-        assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
+        assert_sections_are_state("how do we fix it?", report)
 
 
 def test_a_lettered_menu_of_choices_is_state_not_a_finding() -> None:
@@ -231,9 +236,7 @@ def test_a_lettered_menu_of_choices_is_state_not_a_finding() -> None:
         "- **(A) Coexistence**: tengo jcode buildato in scratchpad come alternativa, Hermes primario.\n"
         "- **(B) Scarta**: cleanup `brew uninstall rust pkgconf` + rimuovo clone scratchpad e launcher."
     )
-    found = extract_reports([user("quindi?"), assistant(report)])
-    sections = [c for c, _ in found if FINDING_TAG not in c.tags]
-    assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
+    assert_sections_are_state("quindi?", report)
 
 
 def test_a_section_that_ends_by_asking_waits_for_the_answer() -> None:
@@ -248,9 +251,7 @@ def test_a_section_that_ends_by_asking_waits_for_the_answer() -> None:
         "something wrong with how the YAML files are written?\n\n"
         '[@certainty:"95":"workflows are just YAML configuration files"]'
     )
-    found = extract_reports([user("what do you think a workflow is?"), assistant(report)])
-    sections = [c for c, _ in found if FINDING_TAG not in c.tags]
-    assert sections and all(c.type is MemoryType.PROGRESS and STATE_TAG in c.tags for c in sections)
+    assert_sections_are_state("what do you think a workflow is?", report)
     # What was said before the question is kept as said: only a decision or gotcha waits.
     said = "The distinction appears to be:\n- `unitsNeeded` is how many to acquire\nWhat is quantity for?"
     (context,) = [c for c, _ in extract_reports([user("what's the difference?"), assistant(said)])]
