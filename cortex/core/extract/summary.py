@@ -68,6 +68,7 @@ _DECORATION = re.compile(
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
+_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 _SPACES = re.compile(r"[ \t]{2,}")
 _NARRATION = re.compile(
@@ -181,7 +182,7 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
         headless = group[:1] == [CLIP_MARK]  # a clipped result's tail: its heading was cut away
         if section := _section_text(group[1:] if headless else group):
             left_open = answer or leaves_it_open(group) or (choices and option_lines(group) > 0)
-            candidate = _section_candidate(section, left_open, headless, asks=_asks(group))
+            candidate = _section_candidate(section, left_open, headless, _asks(group))
             if untyped or candidate.type is not MemoryType.CONTEXT:
                 found.append((candidate, message))
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
@@ -358,7 +359,10 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
         elif pending is not None:
             kind, body = pending, plain
         else:
-            if _is_heading(line):
+            # A short numbered title over a list ("### 2. **opentelemetry**" loses its `###` in
+            # cleaning): the items under it are about it, not about the report's title. A numbered
+            # step ("3. Press Enter.") or a labelled line ("4. Testing: before release") is not one.
+            if _is_heading(line) or (_NUMBERED.match(line) and _is_title(plain)):
                 heading, listed = plain, False
             continue
         pending = None
@@ -371,9 +375,11 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
     return items
 
 
-def _section_candidate(
-    section: str, left_open: bool, headless: bool = False, *, asks: bool = False
-) -> Candidate:
+def _is_title(text: str) -> bool:
+    return _is_heading(text) and ": " not in text and not text.rstrip("*_ ").endswith((".", "!", "?"))
+
+
+def _section_candidate(section: str, left_open: bool, headless: bool, asks: bool) -> Candidate:
     kind = MemoryType.CONTEXT if headless else section_kind(section)
     if left_open or (kind in _SETTLED_ONLY and (asks or is_guess(section))):
         kind = MemoryType.PROGRESS  # options, a question to the user or a guess: not settled yet
@@ -385,11 +391,4 @@ def turn_candidate(
     content: str, kind: MemoryType, confidence: float, priority: int, tags: tuple[str, ...]
 ) -> Candidate:
     """A candidate of the turn layers (reports and session signals)."""
-    return Candidate(
-        content=content,
-        type=kind,
-        layer=Layer.STRUCTURAL,
-        confidence=confidence,
-        priority=priority,
-        tags=tags,
-    )
+    return Candidate(content, kind, Layer.STRUCTURAL, confidence=confidence, priority=priority, tags=tags)

@@ -160,6 +160,25 @@ def test_a_list_lead_in_is_no_subject_of_the_note_after_its_list() -> None:
         ], heading
 
 
+def test_a_numbered_title_is_the_subject_of_the_notes_under_it() -> None:
+    # Real shape (a subagent's report, 2.1.x): numbered `###` titles, each over its own notes.
+    report = clean_report(
+        "## OpenTelemetry Package Versions for mix.exs\n\n"
+        "### 1. **opentelemetry_api**\n- **Latest Version:** 1.5.0\n"
+        "- **Rationale:** Patch updates will be included automatically\n\n"
+        "### 5. **opentelemetry_phoenix**\n- **Latest Version:** 2.0.1\n"
+        "- **Note:** Recently hit 2.0, indicating API stability"
+    )
+    assert [text for _, text in labelled_items(report)] == [
+        "opentelemetry_api: Patch updates will be included automatically",
+        "opentelemetry_phoenix: Recently hit 2.0, indicating API stability",
+    ]
+    # A numbered step or a labelled numbered line is no title: the heading stays the subject.
+    for line in ("3. Press Enter to skip the key prompt.", "4. Documentation: validate with developers"):
+        items = labelled_items(["Setup on macOS", line, "Note: the first answer takes about 55 seconds cold"])
+        assert [text for _, text in items] == ["Setup on macOS: the first answer takes about 55 seconds cold"]
+
+
 def test_turns_split_at_answered_prompts_only() -> None:
     messages = [
         user("a", offset=1),
