@@ -215,10 +215,11 @@ def clean_report(text: str) -> list[str]:
         line = _DECORATION.sub("", _ARROW.sub("->", raw))
         if _TABLE_RULE.match(line):
             continue
+        row = line.lstrip().startswith("|")  # a table's row, its header too: data, not a heading
         line = _EMPHASIS.sub(r"\2", _HEADING.sub("", line)).replace("**", "").replace("|", " ")
         line = _SPACES.sub(" ", line).strip()
         if line:
-            out.append(line)
+            out.append(f"- {line}" if row else line)
     return out
 
 

@@ -179,6 +179,24 @@ def test_a_numbered_title_is_the_subject_of_the_notes_under_it() -> None:
         assert [text for _, text in items] == ["Setup on macOS: the first answer takes about 55 seconds cold"]
 
 
+def test_a_table_stays_with_the_text_that_introduces_it() -> None:
+    # Real shape (b2, 2.0.x): a table's header row read as a heading cut the table away from
+    # what it answers, and became the subject of the note after it ("Name Value: ...").
+    report = (
+        "The Vercel build is failing because the Convex environment variables aren't set up.\n\n"
+        "You'll also need your Clerk keys:\n\n| Name | Value |\n|------|-------|\n"
+        "| `CLERK_SECRET_KEY` | (from your .env.local) |\n\n"
+        "**Note:** For production, you should set up a separate Convex production deployment."
+    )
+    lines = clean_report(report)
+    assert "- Name Value" in lines and "- `CLERK_SECRET_KEY` (from your .env.local)" in lines
+    assert [text for _, text in labelled_items(lines)] == [
+        "For production, you should set up a separate Convex production deployment."
+    ]
+    sections = report_sections(lines)
+    assert any(s.startswith("You'll also need your Clerk keys:\n- Name Value") for s in sections)
+
+
 def test_turns_split_at_answered_prompts_only() -> None:
     messages = [
         user("a", offset=1),
