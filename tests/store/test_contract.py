@@ -12,7 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -25,7 +25,15 @@ from cortex.core.write.similar import Text
 from cortex.errors import CortexError, NotFound
 from cortex.store import open as stores
 from cortex.store.packing import pack, unpack
-from cortex.store.port import CursorRow, MemoryStore, StoreAdapter, StoreAdmin, VectorHit, VectorIndex
+from cortex.store.port import (
+    Checkpoint,
+    CursorRow,
+    MemoryStore,
+    StoreAdapter,
+    StoreAdmin,
+    VectorHit,
+    VectorIndex,
+)
 from tests.conftest import T0
 from tests.support.postgres import postgres_dsn, team_dsn  # noqa: F401  (fixtures)
 
@@ -384,6 +392,21 @@ def test_cursors_and_meta_are_replaced_in_place(store: StoreAdmin) -> None:
     assert store.get_meta("k") == "v2" and store.get_meta("nope", "dflt") == "dflt"
 
 
+def as_older_cortex_wrote_it(
+    store: StoreAdmin, adapter: str, cp: Checkpoint, sqlite_steps: Sequence[str], postgres_step: str
+) -> None:
+    """Rewrite a checkpoint the way an older schema left it: SQL on the SQLite file, or one
+    statement on the PostgreSQL snapshot schema (`{}` stands for `<snapshot>.`)."""
+    if adapter == "sqlite":
+        with sqlite3.connect(cp.path) as old:
+            for step in sqlite_steps:
+                old.execute(step)
+        return
+    with store.session.transaction() as conn:  # type: ignore[attr-defined]
+        (snapshot,) = conn.execute("SELECT snapshot FROM checkpoints WHERE name = %s", (cp.name,)).fetchone()
+        conn.execute(postgres_step.format(f"{snapshot}."))
+
+
 def test_read_records_are_kept_once_and_looked_up_in_batches(store: StoreAdmin) -> None:
     assert store.read_records([]) == set() and store.read_records(["u1"]) == set()
     many = [f"rec-{i:05d}" for i in range(1_200)]  # more than one IN list holds
@@ -406,16 +429,8 @@ def test_read_records_survive_a_checkpoint_and_an_older_one_restores(store: Stor
         store.mark_read(["u2"], T0)
     store.restore_checkpoint(cp)
     assert store.read_records(["u1", "u2"]) == {"u1"}
-    if adapter == "sqlite":
-        with sqlite3.connect(cp.path) as old:
-            old.execute("DROP TABLE read_records")
-            old.execute("PRAGMA user_version = 5")
-    else:
-        with store.session.transaction() as conn:  # type: ignore[attr-defined]
-            (snapshot,) = conn.execute(
-                "SELECT snapshot FROM checkpoints WHERE name = %s", (cp.name,)
-            ).fetchone()
-            conn.execute(f"DROP TABLE {snapshot}.read_records")
+    schema_5 = ["DROP TABLE read_records", "PRAGMA user_version = 5"]
+    as_older_cortex_wrote_it(store, adapter, cp, schema_5, "DROP TABLE {}read_records")
     store.restore_checkpoint(cp)
     store.migrate()
     assert store.read_records(["u1", "u2"]) == set()
@@ -599,19 +614,14 @@ def test_a_checkpoint_from_before_the_said_at_columns_restores(
     a, b = make_memory("a"), make_memory("b")
     put(store, a)
     cp = store.write_checkpoint(reason="manual", run="r1", at=T0)
+    sqlite_steps = [
+        "ALTER TABLE memories DROP COLUMN source_time",
+        "ALTER TABLE memories DROP COLUMN source_record",
+        "DROP TABLE read_records",  # schema 6's
+        "PRAGMA user_version = 4",
+    ]
     drop = "ALTER TABLE {}memories DROP COLUMN source_time, DROP COLUMN source_record"
-    if adapter == "sqlite":
-        with sqlite3.connect(cp.path) as old:
-            old.execute("ALTER TABLE memories DROP COLUMN source_time")
-            old.execute("ALTER TABLE memories DROP COLUMN source_record")
-            old.execute("DROP TABLE read_records")  # schema 6's
-            old.execute("PRAGMA user_version = 4")
-    else:
-        with store.session.transaction() as conn:  # type: ignore[attr-defined]
-            (snapshot,) = conn.execute(
-                "SELECT snapshot FROM checkpoints WHERE name = %s", (cp.name,)
-            ).fetchone()
-            conn.execute(drop.format(f"{snapshot}."))
+    as_older_cortex_wrote_it(store, adapter, cp, sqlite_steps, drop)
     put(store, b)
     store.restore_checkpoint(cp)
     store.migrate()
