@@ -93,28 +93,19 @@ def restore_checkpoint(session: Session, cp: Checkpoint) -> None:
         for (table,) in conn.execute("SELECT name FROM vec_indexes").fetchall():
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         conn.execute("TRUNCATE " + ", ".join(TABLES))
-        # A checkpoint from before an upgrade lacks the columns later schemas added: they stay
-        # empty, as the upgrade left them on the memories it found.
-        kept = {
-            r[0]
-            for r in conn.execute(
-                "SELECT column_name FROM information_schema.columns "
-                "WHERE table_schema = %s AND table_name = 'memories'",
-                (snapshot,),
-            )
-        }
+        # A checkpoint from before an upgrade lacks the columns and tables later schemas added:
+        # they stay empty, as the upgrade left them.
+        saved = conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = %s",
+            (snapshot,),
+        ).fetchall()
+        kept = {column for table, column in saved if table == "memories"}
         columns = ", ".join(c for c in (c.strip() for c in COLUMNS.split(",")) if c in kept)
         conn.execute(
             f"INSERT INTO memories (n, {columns}) OVERRIDING SYSTEM VALUE "
             f"SELECT n, {columns} FROM {snapshot}.memories"
         )
-        # Tables a later schema added are left empty, as the upgrade created them.
-        snapshot_tables = {
-            r[0]
-            for r in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (snapshot,)
-            )
-        }
+        snapshot_tables = {table for table, _ in saved}
         for table in TABLES[1:]:
             if table != "vec_indexes" and table in snapshot_tables:
                 conn.execute(f"INSERT INTO {table} SELECT * FROM {snapshot}.{table}")
