@@ -180,11 +180,11 @@ def _commit_chunk(
     tasks = (
         task_ledger(read_task_history(Path(entry.transcript_path), start)) if touches_tasks(messages) else ()
     )
-    found = _candidates(cx, messages, git, entry.session_id, tasks) if messages else []
+    found, sent = _candidates(cx, store, messages, git, entry.session_id, tasks) if messages else ([], set())
     rejected = [replace(r, session_id=r.session_id or entry.session_id) for r in rejections(messages)]
     # A record read before (a resumed session's copy of its history, a session captured live
     # and imported again) is no news: what it made, confirmed and replaced is in the store.
-    records = {r for r in (*(s.record for s in found), *(r.record for r in rejected)) if r}
+    records = {r for r in (*(s.record for s in found), *(r.record for r in rejected)) if r} | sent
     earlier = store.read_records(records) if records else set()
     found = [s for s in found if s.record not in earlier]
     rejected = [r for r in rejected if r.record not in earlier]
@@ -291,34 +291,47 @@ def _item(s: SourcedCandidate, git: GitFacts) -> tuple[Candidate, Source]:
 
 
 def _candidates(
-    cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str, tasks: Ledger = ()
-) -> list[SourcedCandidate]:
+    cx: Cortex, store: MemoryStore, messages: Sequence[Message], git: GitFacts, session_id: str, tasks: Ledger
+) -> tuple[list[SourcedCandidate], set[str]]:
+    """The chunk's candidates, and the records the LLM layer was given (to mark as read)."""
     root = str(cx.paths.root)
     found = extract_sourced(messages, project_root=root, git=git.context, tasks=tasks)
     # The transcript's own session id wins; the payload's fills the gaps.
     found = [s if s.session_id else _with_session(s, session_id) for s in found]
-    return found + _llm(cx, messages, git, session_id)
+    asked, sent = _llm(cx, store, messages, git, session_id)
+    return found + asked, sent
 
 
 def _with_session(s: SourcedCandidate, session_id: str) -> SourcedCandidate:
     return replace(s, session_id=session_id)
 
 
-def _llm(cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str) -> list[SourcedCandidate]:
-    """Layer 4 when an LLM extractor may run (its module is only imported then)."""
+def _llm(
+    cx: Cortex, store: MemoryStore, messages: Sequence[Message], git: GitFacts, session_id: str
+) -> tuple[list[SourcedCandidate], set[str]]:
+    """Layer 4 when an LLM extractor may run (its module is only imported then): its candidates,
+    and the records it was given. A record an earlier read marked (a resumed session's copy of
+    its history, a session captured live and imported again) is not sent again: the model would
+    only say again what the store holds, at the user's cost."""
     from cortex.backends.choose import llm_extraction_possible
 
     if not llm_extraction_possible(cx.settings):
-        return []
+        return [], set()
     try:
         from cortex.capture.llm_layer import llm_candidates
     except ImportError:
-        return []
-    cands = llm_candidates(cx, messages, git.context, session_id, recent_commits=git.recent_commits)
-    end = max(m.end_offset for m in messages)
-    branch = next((m.git_branch for m in reversed(messages) if m.git_branch), git.context.branch)
-    last = messages[-1]  # `end` above needs one
-    return [SourcedCandidate(c, end, session_id, branch, end, last.timestamp, last.record) for c in cands]
+        return [], set()
+    named = {m.record for m in messages if m.record}
+    earlier = store.read_records(named) if named else set()
+    fresh = [m for m in messages if m.record not in earlier]
+    if not fresh:
+        return [], set()
+    cands = llm_candidates(cx, fresh, git.context, session_id, recent_commits=git.recent_commits)
+    end = max(m.end_offset for m in fresh)
+    branch = next((m.git_branch for m in reversed(fresh) if m.git_branch), git.context.branch)
+    last = fresh[-1]  # `end` above needs one
+    found = [SourcedCandidate(c, end, session_id, branch, end, last.timestamp, last.record) for c in cands]
+    return found, {r for m in fresh if (r := m.record)}
 
 
 # -- a transcript that lags behind the Stop hook ----------------------------------------------

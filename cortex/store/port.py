@@ -245,10 +245,12 @@ class MemoryStore(Protocol):
     def read_cursor(self, session_id: str) -> CursorRow | None: ...
     def write_cursor(self, c: CursorRow, at: datetime) -> None: ...
     def read_records(self, records: Collection[str]) -> set[str]:
-        """Which of these transcript records (uuids) capture has taken memories from before."""
+        """Which of these transcript records (uuids) capture has read before: it took memories
+        from them, or gave them to the LLM layer."""
 
     def mark_read(self, records: Collection[str], at: datetime) -> None:
-        """Record that capture took memories from these records (the first time is kept)."""
+        """Record that capture took memories from these records, or gave them to the LLM layer
+        (the first time is kept)."""
 
     def get_meta(self, key: str, default: str | None = None) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from cortex.plugin import worker
-from tests.support.runtime import queue_stop, snapshot
-from tests.support.transcript_builders import FIXTURES
+from tests.support.fake_api import FakeApi, message_reply
+from tests.support.runtime import decision_session, queue_stop, snapshot, write_transcript
+from tests.support.transcript_builders import FIXTURES, assistant_record, user_record
 
 SESSIONS = FIXTURES.parent.parent / "benchmarks" / "sessions"
 REAL = sorted(SESSIONS.glob("*/transcript.jsonl")) if SESSIONS.is_dir() else []
@@ -55,3 +56,49 @@ def test_a_real_session_read_again_under_a_new_cursor_changes_nothing(
     after = snapshot(project, cortex_home)
     assert after["project"]["cursors"] != before["project"]["cursors"]
     assert without_cursors(after) == without_cursors(before)
+
+
+def test_the_llm_layer_is_not_given_records_an_earlier_read_gave_it(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The opt-in LLM layer costs the user per call: a re-read of what it was given (an import
+    of a session captured live, a resumed session's copied history) must not pay again."""
+    pytest.importorskip("anthropic", reason="the hosted extra (anthropic) is not installed")
+    from cortex.capture.llm_layer import HOOK_GUARD_ENV
+    from tests.capture.test_llm_layer import GOOD
+
+    def read(session: str) -> worker.WorkerReport:
+        # The layer turns the Stop hook off for the rest of the worker's process (no recursion
+        # through a child Claude Code); this test is the hook's process too, so it turns it back.
+        monkeypatch.setenv(HOOK_GUARD_ENV, "")
+        return replay(project, transcript, session)
+
+    transcript = write_transcript(tmp_path / "transcript.jsonl", decision_session())
+    with FakeApi() as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        api.messages_script.append(message_reply(GOOD))
+        first = read("live")
+        asked = len(api.requests_to("/v1/messages"))
+        assert asked == 1 and first.actions().get("stored", 0) >= 3  # the model's note among them
+        again = read("imported")
+        assert again.sessions and again.sessions[0].messages == 2  # read, not skipped
+        assert len(api.requests_to("/v1/messages")) == asked  # nothing new to send, nothing sent
+        assert again.actions() == {}
+        # A resumed copy (a cursor of its own): the records no read saw go to the model, alone.
+        more = [
+            user_record("Which cache should the sessions use?", uuid="u2", sessionId="resumed"),
+            assistant_record(
+                "msg_2",
+                {"type": "text", "text": "We decided to keep sessions in Postgres, not Memcached."},
+                uuid="a2",
+                sessionId="resumed",
+            ),
+        ]
+        write_transcript(transcript, [*decision_session(), *more])
+        resumed = read("resumed")
+    assert resumed.sessions[0].messages == 4
+    sent = api.requests_to("/v1/messages")
+    assert len(sent) == asked + 1
+    body = str(sent[-1].body)
+    assert "Memcached" in body and "advisory locks" not in body

@@ -142,7 +142,8 @@ class Records:
             )
 
     def read_records(self, records: Collection[str]) -> set[str]:
-        """Which of these transcript records (uuids) capture has taken memories from before."""
+        """Which of these transcript records (uuids) capture has read before: it took memories
+        from them, or gave them to the LLM layer."""
         wanted = sorted(set(records))
         if not wanted:
             return set()
@@ -151,7 +152,8 @@ class Records:
             return {r[0] for r in rows}
 
     def mark_read(self, records: Collection[str], at: datetime) -> None:
-        """Record that capture took memories from these records (the first time is kept)."""
+        """Record that capture took memories from these records, or gave them to the LLM layer
+        (the first time is kept)."""
         wanted = sorted(set(records))
         if not wanted:
             return

@@ -142,7 +142,8 @@ class Records:
         )
 
     def read_records(self, records: Collection[str]) -> set[str]:
-        """Which of these transcript records (uuids) capture has taken memories from before."""
+        """Which of these transcript records (uuids) capture has read before: it took memories
+        from them, or gave them to the LLM layer."""
         wanted = sorted(set(records))
         found: set[str] = set()
         for i in range(0, len(wanted), _IN_BATCH):
@@ -152,7 +153,8 @@ class Records:
         return found
 
     def mark_read(self, records: Collection[str], at: datetime) -> None:
-        """Record that capture took memories from these records (the first time is kept)."""
+        """Record that capture took memories from these records, or gave them to the LLM layer
+        (the first time is kept)."""
         self.conn.executemany(
             "INSERT INTO read_records (record, first_read) VALUES (?, ?) ON CONFLICT (record) DO NOTHING",
             [(r, format_time(at)) for r in sorted(set(records))],
