@@ -31,7 +31,7 @@ from cortex.core.extract.commands import (
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.runs import command_runs
-from cortex.core.extract.speech import is_guess, is_talk, without_acknowledgement
+from cortex.core.extract.speech import is_guess, is_question, is_talk, without_acknowledgement
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
@@ -346,10 +346,14 @@ def _sentences(messages: Sequence[Message]) -> list[str]:
 
 def _explanation(messages: Sequence[Message]) -> str:
     """The first assistant sentence between failure and success that says why (not what the
-    assistant is about to do, nor a guess)."""
+    assistant is about to do, a guess, nor a question to the user)."""
+    asked = False
     for sentence in _sentences(messages):
-        # "Let me isolate the problem" and "the issue is likely X" say no why.
-        if is_talk(sentence) or is_guess(sentence):
+        # "Let me isolate the problem", "the issue is likely X" and "Which model is it? (Some
+        # require SSH to be enabled first)" say no why: an aside goes with the question before it.
+        aside = asked and sentence.startswith("(")
+        asked = is_question(sentence) or aside
+        if is_talk(sentence) or is_guess(sentence) or asked:
             continue
         if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
             return clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)

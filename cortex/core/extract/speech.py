@@ -58,6 +58,11 @@ _OPTION = re.compile(
 )
 MIN_OPTIONS = 2
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
+# A question mark that ends a sentence (not a URL's query: `/api?page=1`), and what may follow
+# it on the line: an aside in brackets ("Do you have the password? (Often `root`)").
+_ASKS = re.compile(r"\?[*_\"')]*(?:\s+\([^()]*\))?[*_ ]*$")
+_ASKED = re.compile(r"\?[*_\"')]*(?=\s|$)")
+_TAG_LINE = re.compile(r"^\[[^\]]*\]$")  # "[Image #1]", "[@certainty:...]": no words of its own
 
 
 def is_intent(sentence: str) -> bool:
@@ -79,6 +84,26 @@ def is_talk(sentence: str) -> bool:
     """Only an acknowledgement, or what the assistant is about to do: nothing to keep."""
     rest = without_acknowledgement(sentence)
     return not rest or is_intent(rest)
+
+
+def is_question(sentence: str) -> bool:
+    """The sentence asks something ("What router model do you have? (Some require SSH to be
+    enabled first)"): it explains nothing, whatever words it uses."""
+    return _ASKED.search(sentence) is not None
+
+
+def ends_asking(lines: Sequence[str]) -> bool:
+    """The lines end by asking ("What's actually broken in the workflows?"): a decision or a
+    gotcha in them waits for the user's answer."""
+    said = [line for line in lines if not _TAG_LINE.match(line.strip())]
+    return bool(said) and said[-1].rstrip("*_ ").endswith("?")
+
+
+def only_asks(lines: Sequence[str]) -> bool:
+    """Every line past the first (its heading or lead-in) asks the user something ("A few
+    questions: - Do you know your router's IP address? - What router model do you have?")."""
+    said = [line for line in lines[1:] if line.strip() and not _TAG_LINE.match(line.strip())]
+    return bool(said) and all(_ASKS.search(line.rstrip()) for line in said)
 
 
 def option_lines(lines: Sequence[str]) -> int:

@@ -21,9 +21,11 @@ from dataclasses import replace
 
 from cortex.core.extract.speech import (
     MIN_OPTIONS,
+    ends_asking,
     is_guess,
     is_talk,
     leaves_it_open,
+    only_asks,
     option_lines,
     without_acknowledgement,
     without_offers,
@@ -79,7 +81,6 @@ _NARRATION = re.compile(
 # A report's first line answering a yes/no question: "No - ...", "**Yes**, ...", "No."
 _ANSWER = re.compile(r"^(?:yes|no)\s*(?:[-\u2013\u2014,.!:;]|$)", re.IGNORECASE)
 # A line that is only a bracketed tag ("[Image #1]", an annotation the user's setup asks for).
-_BRACKETED = re.compile(r"^\[[^\]]*\]$")
 
 # What a section's heading (or first line) says it is; the first pattern that matches wins.
 _SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
@@ -181,20 +182,15 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
     for group in _section_groups(lines):
         headless = group[:1] == [CLIP_MARK]  # a clipped result's tail: its heading was cut away
         if section := _section_text(group[1:] if headless else group):
-            left_open = answer or leaves_it_open(group) or (choices and option_lines(group) > 0)
-            candidate = _section_candidate(section, left_open, headless, _asks(group))
+            left_open = (
+                answer or leaves_it_open(group) or only_asks(group) or (choices and option_lines(group) > 0)
+            )
+            candidate = _section_candidate(section, left_open, headless, ends_asking(group))
             if untyped or candidate.type is not MemoryType.CONTEXT:
                 found.append((candidate, message))
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
         found.append((turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, (FINDING_TAG,)), message))
     return found
-
-
-def _asks(group: Sequence[str]) -> bool:
-    """The section ends by asking ("What's actually broken in the workflows?"): a decision or a
-    gotcha in it waits for the user's answer."""
-    said = [line for line in group if not _BRACKETED.match(line)]
-    return bool(said) and said[-1].rstrip("*_ ").endswith("?")
 
 
 def clean_report(text: str) -> list[str]:

@@ -5,9 +5,12 @@ Claude Code sessions, shortened."""
 from __future__ import annotations
 
 from cortex.core.extract.speech import (
+    ends_asking,
     is_guess,
+    is_question,
     is_talk,
     leaves_it_open,
+    only_asks,
     option_lines,
     rejects_answer,
     without_acknowledgement,
@@ -113,3 +116,19 @@ def test_an_offer_and_the_choices_under_it_are_left_out() -> None:
         "The Consolidated Format:",
         "The branch `fix/consolidate-github-action-messages` holds the change.",
     ]
+
+
+def test_questions_are_told_from_statements_that_hold_a_question_mark() -> None:
+    assert is_question("What router model do you have? (Some require SSH to be enabled first)")
+    assert is_question("Is it still the submodule thing, or **something else?**")
+    assert not is_question("The endpoint is `/api/media?page=1&limit=5` and it returns JSON.")
+    assert not is_question("The default `GITHUB_TOKEN` cannot read other private repositories.")
+
+
+def test_lines_that_only_ask_and_lines_that_end_asking() -> None:
+    asking = ["A few questions:", "- Do you know the IP? (Often `192.168.1.1`)", "- Which model is it?"]
+    assert only_asks(asking) and ends_asking(asking)
+    assert only_asks([*asking, '[@certainty:"90":"ask first"]'])  # an annotation asks nothing
+    mixed = ["Status:", "- The router runs OpenWrt 23.05.", "- Which containers should run?"]
+    assert not only_asks(mixed) and ends_asking(mixed)
+    assert not only_asks(["A heading alone?"]) and not ends_asking(["Done.", "[Image #1]"])

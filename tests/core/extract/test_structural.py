@@ -456,6 +456,14 @@ def test_narration_and_guesses_after_a_failure_are_no_explanation() -> None:
     ):
         messages = [user("verify the module"), assistant(uses=(failing,)), assistant(words)]
         assert [c for c in run(*messages) if c.type is MemoryType.GOTCHA] == [], words
+    # Real shape (2.0.x, Windows): ssh to a router fails and the assistant asks the user; the
+    # question's words ("require") explain nothing.
+    refused = bash(
+        "ssh root@192.168.1.1", "ssh: connect to host 192.168.1.1 port 22: Connection refused", error=True
+    )
+    asked = "What router model do you have? (Some require SSH to be enabled in the web interface first)"
+    messages = [user("ssh into my router"), assistant(uses=(refused,)), assistant(asked)]
+    assert [c for c in run(*messages) if c.type is MemoryType.GOTCHA] == []
 
 
 def test_build_command_still_failing_is_context() -> None:

@@ -304,6 +304,22 @@ def test_a_section_that_ends_by_asking_waits_for_the_answer() -> None:
     assert section.type is not MemoryType.PROGRESS and STATE_TAG not in section.tags
 
 
+def test_a_section_of_questions_to_the_user_is_state() -> None:
+    # Real shape (2.0.x): the turn's answer is what the assistant needs to know. It states no
+    # fact; until the user answers, it is where things stand.
+    report = (
+        "A few questions:\n"
+        "- Do you know your router's IP address? (Common ones: `192.168.1.1`, `10.0.0.1`)\n"
+        "- What router model do you have? (Some require SSH to be enabled in the web interface first)\n"
+        "- Do you have the username/password? (Often `root` or `admin`)"
+    )
+    assert_sections_are_state("ssh into my router", report)
+    # A statement among the questions keeps the section what it says.
+    said = report + "\n- The router answers on port 22 with OpenSSH 9.6."
+    found = extract_reports([user("ssh into my router"), assistant(said)])
+    assert found and all(STATE_TAG not in c.tags for c, _ in found)
+
+
 def test_a_guessed_cause_is_not_a_gotcha() -> None:
     report = (
         "## Root cause\nThe 500 error could be caused by sourcemap differences between Bun and Node, "
