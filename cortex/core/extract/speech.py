@@ -62,6 +62,7 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 # it on the line: an aside in brackets ("Do you have the password? (Often `root`)").
 _ASKS = re.compile(r"\?[*_\"')]*(?:\s+\([^()]*\))?[*_ ]*$")
 _ASKED = re.compile(r"\?[*_\"')]*(?=\s|$)")
+_STATED = re.compile(r"[.!](?=\s)")  # a sentence that ends before the question does
 _TAG_LINE = re.compile(r"^\[[^\]]*\]$")  # "[Image #1]", "[@certainty:...]": no words of its own
 
 
@@ -100,10 +101,17 @@ def ends_asking(lines: Sequence[str]) -> bool:
 
 
 def only_asks(lines: Sequence[str]) -> bool:
-    """Every line past the first (its heading or lead-in) asks the user something ("A few
-    questions: - Do you know your router's IP address? - What router model do you have?")."""
-    said = [line for line in lines[1:] if line.strip() and not _TAG_LINE.match(line.strip())]
-    return bool(said) and all(_ASKS.search(line.rstrip()) for line in said)
+    """Under a heading or a lead-in, every line only asks the user something ("A few questions:
+    - Do you know your router's IP address? - What router model do you have?"). A line that
+    states something first ("The workflows still fail. What changed?") says more than a question."""
+    said = [line.strip() for line in lines if line.strip() and not _TAG_LINE.match(line.strip())]
+    if len(said) < 2 or said[0].rstrip("*_ ").endswith((".", "!")):
+        return False
+    for line in said[1:]:
+        ask = _ASKS.search(line)
+        if ask is None or _STATED.search(_LIST_ITEM.sub("", line[: ask.start()], count=1)):
+            return False
+    return True
 
 
 def option_lines(lines: Sequence[str]) -> int:

@@ -132,3 +132,13 @@ def test_lines_that_only_ask_and_lines_that_end_asking() -> None:
     mixed = ["Status:", "- The router runs OpenWrt 23.05.", "- Which containers should run?"]
     assert not only_asks(mixed) and ends_asking(mixed)
     assert not only_asks(["A heading alone?"]) and not ends_asking(["Done.", "[Image #1]"])
+    # Real shape (b3, 2.0.x): a statement, then questions, then the user's annotation. The
+    # statement and the annotation are more than a question.
+    stated = [
+        "I'm overcomplicating things.",
+        "The workflows are still failing after the merge. What's happening with them now?",
+        "Since you just merged the PR, did the workflows run successfully or are they still broken?",
+        '[@certainty:"100":"I should just ask you directly instead of digging through API calls"]',
+    ]
+    assert not only_asks(stated) and not only_asks(["Questions:", stated[1]])
+    assert only_asks(["Before I start:", "1. Which branch? (`main` or `develop`)", "2. May I push?"])
