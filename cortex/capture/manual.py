@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from cortex.app import Cortex, looks_like_id
 from cortex.capture.write import fast_embedder, write_candidate
-from cortex.core.extract.markers import score_sentence
+from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, score_global_confidence, score_sentence
 from cortex.core.extract.transcript_model import Role
 from cortex.core.model import (
     Candidate,
@@ -117,6 +117,9 @@ def remember(
     if old is not None:
         supersede(cx, outcome.memory.id, old.id)
         note = f"supersedes {old.id}"
+    if scope == Scope.PROJECT and outcome.action is WriteEffect.STORED and _across_projects(cx, content):
+        hint = "it reads as true in all your projects: stored with --global, it reaches every project"
+        note = "; ".join(filter(None, [note, hint]))
     if not outcome.embedded and outcome.memory.type != MemoryType.CODE:
         note = "; ".join(
             filter(
@@ -128,6 +131,14 @@ def remember(
             )
         )
     return replace(outcome, note=note)
+
+
+def _across_projects(cx: Cortex, content: str) -> bool:
+    """Whether the note speaks of the user across projects ("in all my projects"), as capture
+    decides what goes to the global store; the project's folder name keeps it here."""
+    name = cx.paths.root.name
+    words = (name,) if len(name) >= 3 else ()
+    return score_global_confidence(content, words) >= GLOBAL_SCOPE_MIN_CONFIDENCE
 
 
 def where_in_git(cx: Cortex) -> Source:

@@ -192,3 +192,16 @@ def test_outcome_rendering(fcx: Cortex) -> None:
     assert manual.describe_outcome(out).startswith(f"Stored {out.memory.id} [")
     data = outcome_to_dict(out)
     assert data["action"] == "stored" and data["memory"]["id"] == out.memory.id
+
+
+def test_a_note_about_all_the_users_projects_says_where_it_would_reach_them(fcx: Cortex) -> None:
+    across = manual.remember(fcx, "In all my projects I prefer small commits with imperative subjects")
+    assert across.scope == Scope.PROJECT  # stored where the user asked: the project store
+    assert "--global" in across.note
+    for local in (
+        "Always run make lint before committing in this repo",  # a local cue
+        "In all my projects the `src/app.py` entry point comes first",  # a path
+    ):
+        assert "--global" not in manual.remember(fcx, local).note, local
+    asked = manual.remember(fcx, "In all my projects I want type hints everywhere", scope=Scope.GLOBAL)
+    assert asked.scope == Scope.GLOBAL and "--global" not in asked.note
