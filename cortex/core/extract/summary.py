@@ -80,7 +80,6 @@ _NARRATION = re.compile(
 )
 # A report's first line answering a yes/no question: "No - ...", "**Yes**, ...", "No."
 _ANSWER = re.compile(r"^(?:yes|no)\s*(?:[-\u2013\u2014,.!:;]|$)", re.IGNORECASE)
-# A line that is only a bracketed tag ("[Image #1]", an annotation the user's setup asks for).
 
 # What a section's heading (or first line) says it is; the first pattern that matches wins.
 _SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
