@@ -87,7 +87,7 @@ _LOOKING = re.compile(
     r"^(?:check|look|see|verify|investigate|examine|find out|try|test|run|wait|read|search|debug|"
     r"confirm|inspect|view|get|understand|analy[sz]e|start|restart|re-?run|explore|fix|update|"
     r"correct|resolve|address|handle|make|do|implement|clean|continue|proceed|finish|move on|go|"
-    r"(?:create|write|add) a (?:\w+ )?test)\b",
+    r"know|(?:create|write|add) a (?:\w+ )?test)\b",  # "Let me know ..." hands the turn to the user
     re.IGNORECASE,
 )
 _THEN_CHANGE = re.compile(
@@ -365,7 +365,7 @@ def _change(messages: Sequence[Message]) -> str:
     properly:" -> "escape the URL properly"); "" when it only went looking."""
     for sentence in _sentences(messages):
         m = _CHANGE.match(sentence.strip().rstrip(":.!").strip())
-        if m is None:
+        if m is None or is_question(sentence):
             continue
         what = re.sub(r"^(?:also|now|then|just)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
         # "find and kill the process", "fix the script by removing the unused imports": the

@@ -220,6 +220,20 @@ def test_a_retried_fix_without_an_explanation_is_what_was_changed_and_run() -> N
     )
 
 
+def test_a_request_to_the_user_is_not_what_was_changed() -> None:
+    # "Let me know ..." and a question hand the turn to the user: the fix is what was run.
+    failing = bash("npm run build", "Error: Cannot find module 'left-pad'", error=True, tid="1")
+    for words in ("Let me know if you want me to pin the version?", "Let me know which registry you use."):
+        messages = [
+            user("build it"),
+            assistant(uses=(failing,)),
+            assistant(words, uses=(bash("npm install left-pad", "added 1 package", tid="2"),)),
+            assistant(uses=(bash("npm run build", "Build complete", tid="3"),)),
+        ]
+        (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
+        assert gotcha.content.endswith("fix: ran `npm install left-pad`"), words
+
+
 def test_a_retry_after_only_looking_is_no_gotcha() -> None:
     messages = [
         user("commit"),
