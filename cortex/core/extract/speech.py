@@ -26,6 +26,7 @@ _INTENT = re.compile(
 _ACK = re.compile(
     r"^(?:you(?:'re| are) (?:absolutely |totally |completely |quite )?(?:right|correct)|"
     r"perfect|great|excellent|good|awesome|nice|got it|understood|ok(?:ay)?|exactly(?: right)?|"
+    r"hmm+|ah+|aha|oh|interesting|alright|right|makes sense|"
     r"good (?:catch|point|question)|i see(?: the (?:issue|problem))?|found (?:it|the (?:issue|problem)))"
     r"(?:[!.,:;]+|\s+[-\u2013\u2014]|$)\s*(?:[-\u2013\u2014]\s*)?",
     re.IGNORECASE,
@@ -72,8 +73,8 @@ def is_intent(sentence: str) -> bool:
 
 
 def without_acknowledgement(sentence: str) -> str:
-    """The sentence without a leading "You're right - " or "Perfect! "."""
-    return _ACK.sub("", sentence.strip(), count=1)
+    """The sentence without a leading "You're right - ", "Perfect! " or "Hmm, interesting - "."""
+    return _ACK.sub("", _ACK.sub("", sentence.strip(), count=1), count=1)
 
 
 def is_guess(sentence: str) -> bool:

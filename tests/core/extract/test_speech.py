@@ -42,6 +42,14 @@ def test_an_acknowledgement_is_cut_from_the_sentence_it_opens() -> None:
     assert without_acknowledgement(said) == "I keep using `gh` commands which just make API calls to GitHub."
     assert without_acknowledgement("Perfect! The simple test passed.") == "The simple test passed."
     assert without_acknowledgement("Great question about caching") == "Great question about caching"
+    hmm = "Hmm, interesting - the table is missing because the fixture never runs migrations."
+    assert without_acknowledgement(hmm) == "the table is missing because the fixture never runs migrations."
+    assert (
+        without_acknowledgement("Oh! my API calls don't tell me more.") == "my API calls don't tell me more."
+    )
+    assert (
+        without_acknowledgement("Right now the server runs on 3001.") == "Right now the server runs on 3001."
+    )
 
 
 def test_guesses_are_not_findings() -> None:
