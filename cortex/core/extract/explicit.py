@@ -6,8 +6,8 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
-from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, score_global_confidence
-from cortex.core.extract.prose import code_spans, quoted_spans
+from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, score_global_confidence, score_sentence
+from cortex.core.extract.prose import code_spans, parse_sentences, quoted_spans
 from cortex.core.extract.transcript import Message, Role
 from cortex.core.model import Candidate, Layer, MemoryType, Scope
 from cortex.core.text import normalize_text
@@ -18,6 +18,7 @@ EXPLICIT_CONFIDENCE = 0.9
 EXPLICIT_PRIORITY = 7
 REMEMBER_CONFIDENCE = 0.95
 REMEMBER_PRIORITY = 8
+MIN_ASKED_WORDS = 3  # "remember that too" names nothing to keep
 EXPLICIT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER})
 
 TYPE_ALIASES: dict[str, MemoryType] = {
@@ -51,13 +52,15 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _REMEMBER_COMMAND = re.compile(r"^/(?:[\w-]+:)?remember$")
 _REMEMBER_TEXT = re.compile(r"^/(?:[\w-]+:)?remember\s+(.+)$", re.DOTALL)
 _OPTION = re.compile(r"^(--type|-t|--priority|-p|--tags)\s+(\S+)\s*|^(--global|--pin|-g)\b\s*")
-
-
-_TAG = re.compile(r"\[\s*memory\s*(?::\s*([^\]\n]{0,40}?))?\s*\]", re.IGNORECASE)
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_REMEMBER_COMMAND = re.compile(r"^/(?:[\w-]+:)?remember$")
-_REMEMBER_TEXT = re.compile(r"^/(?:[\w-]+:)?remember\s+(.+)$", re.DOTALL)
-_OPTION = re.compile(r"^(--type|-t|--priority|-p|--tags)\s+(\S+)\s*|^(--global|--pin|-g)\b\s*")
+# The user asking in words: "Remember that staging runs in eu-west-1", "please remember: ...",
+# "keep in mind that ...", "don't forget that ...", "for future reference, ...".
+_ASKED_TO_REMEMBER = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|also|and|btw|please|pls)[,!]?\s+)*"
+    r"(?:(?:remember|keep in mind|don'?t forget|do not forget)(?:\s+that\b|\s*:)|"
+    r"for (?:future )?reference[,:])"
+    r"\s*(?P<what>\S.*)",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def extract_explicit(
@@ -168,7 +171,7 @@ def _remembered(message: Message, project_words: frozenset[str]) -> Candidate | 
     else:
         typed = _REMEMBER_TEXT.match(message.texts[0].strip()) if message.texts else None
         raw = typed.group(1) if typed else ""
-    args = _parse_remember_args(raw)
+    args = _parse_remember_args(raw) if raw else _asked_in_words(message)
     if not args.text:
         return None
     global_confidence = 0.0
@@ -189,10 +192,40 @@ def _remembered(message: Message, project_words: frozenset[str]) -> Candidate | 
     )
 
 
+def _asked_in_words(message: Message) -> _RememberArgs:
+    """What the user's message opens by asking to keep ("Remember that staging runs in
+    eu-west-1."): its first sentence, typed as `cortex remember` types text. A question ("don't
+    forget that bug from yesterday?") asks nothing to be kept."""
+    asked = _asked_span(message.texts[0]) if message.role is Role.USER and message.texts else None
+    if asked is None:
+        return _RememberArgs(text="")
+    what = normalize_text(asked[0]).rstrip(" ,;")
+    scored = score_sentence(what, Role.USER)
+    return _RememberArgs(text=what[:MAX_EXPLICIT_CHARS], kind=scored.type if scored else MemoryType.CONTEXT)
+
+
+def _asked_span(text: str) -> tuple[str, int] | None:
+    """(the sentence asked to be kept, where it ends in `text`), or None."""
+    asked = _ASKED_TO_REMEMBER.match(text)
+    if asked is None:
+        return None
+    start = asked.start("what")
+    block = _BLANK_LINE.split(text[start:], maxsplit=1)[0]
+    sentences = parse_sentences(block)
+    first = sentences[0].strip() if sentences else ""
+    if first.endswith("?") or len(first.split()) < MIN_ASKED_WORDS:
+        return None
+    at = block.replace("\n", " ").find(first)  # the same length: offsets hold in `block`
+    return first, start + (at + len(first) if at >= 0 else len(block))
+
+
 def strip_memory_tags(message: Message) -> Message:
-    """Prose with explicit tag bodies removed, so layer 3 does not re-find what layer 1 took."""
+    """Prose with explicit tag bodies (and the sentence a user asked in words to keep) removed,
+    so the other layers do not find again what layer 1 took."""
     texts = []
-    for text in message.texts:
+    for n, text in enumerate(message.texts):
+        asked = _asked_span(text) if n == 0 and message.role is Role.USER else None
+        text = text[asked[1] :] if asked else text
         for _, start, end in reversed(_tag_spans(text)):
             text = text[:start] + "\n\n" + text[end:]
         texts.append(text)

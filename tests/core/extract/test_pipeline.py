@@ -130,6 +130,57 @@ def test_remember_typed_as_text_with_a_tag_and_global_flag() -> None:
     assert found.content == "I like terse commit messages"
 
 
+def test_asking_in_words_to_remember_is_a_remember() -> None:
+    # What users type when they expect a memory: the sentence they ask to keep, once.
+    for said, kind, kept in (
+        (
+            "please remember that staging uses the eu-west-1 region",
+            MemoryType.CONTEXT,
+            "staging uses the eu-west-1 region",
+        ),
+        (
+            "Remember: we always use pnpm, never npm.\n\nNow fix the build.",
+            MemoryType.PATTERN,
+            "we always use pnpm, never npm.",
+        ),
+        (
+            "ok, keep in mind that the payments API allows 100 requests a minute",
+            MemoryType.CONTEXT,
+            "the payments API allows 100 requests a minute",
+        ),
+        (
+            "for future reference, the prod database is read-only from laptops",
+            MemoryType.CONTEXT,
+            "the prod database is read-only from laptops",
+        ),
+    ):
+        found = extract(user(said), assistant("Noted."))
+        assert [(c.layer, c.type, c.content) for c in found] == [(Layer.USER, kind, kept)], said
+    # The rest of the message is read as any prompt is: a rule after it is the user's rule.
+    found = extract(
+        user("Remember that the CI runners have no Docker. Always run integration tests locally.")
+    )
+    assert {c.content for c in found} == {
+        "the CI runners have no Docker.",
+        "The user's rule: Always run integration tests locally.",
+    }
+    # A question, a reminder for this session or nothing to keep asks for no memory.
+    for said in (
+        "don't forget that bug from yesterday?",
+        "Remember to run the migrations",
+        "remember that too",
+    ):
+        assert extract(user(said), assistant("Sure.")) == [], said
+    said = extract(
+        user("set up the tests"),
+        assistant(
+            "Remember that the integration tests need Docker running. "
+            "The compose file starts Postgres on port 5433 for them."
+        ),
+    )
+    assert said and all(c.layer is not Layer.USER for c in said)  # the user asks, not the model
+
+
 def test_other_commands_are_not_memories() -> None:
     message = Message(Role.USER, ("u",), 1, command=SlashCommand("/compact", "keep it short"))
     assert extract(message) == []
