@@ -42,7 +42,7 @@ MAX_DETAIL_CHARS = 200
 _RULE = re.compile(
     r"\b(?:always|never|don'?t ever|do not ever|from now on|every time|make sure (?:to|you)|"
     r"must(?:n'?t)? (?:always|never|be|use|run)|instead|rather than|not (?:\w+ )?directly|"
-    r"no,? (?:use|do|we)|stop (?:using|doing))\b",
+    r"no,? (?:use|do|we)|stop \w+ing)\b",
     re.IGNORECASE,
 )
 # A correction of something the assistant does again and again ("you keep saying it is working

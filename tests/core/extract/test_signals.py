@@ -83,6 +83,12 @@ def test_standing_rules_in_the_users_words_are_conventions() -> None:
         (MemoryType.PATTERN, "The user's rule: Never push straight to develop, open a pull request instead.")
     ]
     assert found[0][0].tags == (RULE_TAG,)
+    # "Stop <doing> ..." corrects a habit, whatever the verb.
+    found = extract_signals(
+        [user("looks fine. stop adding a comment to every line you write"), assistant("ok")]
+    )
+    assert [c.content for c, _ in found] == ["The user's rule: stop adding a comment to every line you write"]
+    assert extract_signals([user("stop the dev server and rebuild it please"), assistant("ok")]) == []
 
 
 def test_a_rule_about_the_user_across_projects_is_global() -> None:
