@@ -22,7 +22,7 @@ from cortex.core.extract.symptoms import with_symptom
 from cortex.core.extract.tasks import Ledger, advance, task_state, touches_tasks
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
 from cortex.core.extract.turns import split_turns, starts_turn
-from cortex.core.model import Candidate, Layer
+from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.redact.secrets import redact, redact_value
 from cortex.core.text import content_hash, first_line_summary, normalize_text
 from cortex.core.write.state import is_state
@@ -163,16 +163,21 @@ def _turn_candidates(
         raw.extend(extract_lexical(untagged, project_words=words))
     raw = _without_quoted_copies(with_symptom(raw, turn))
     out: list[SourcedCandidate] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     turn_end = max((m.end_offset for m in turn), default=0)
     named, touched = _tool_files(turn, project_root)
     git = replace(git, changed_files=tuple(dict.fromkeys((*git.changed_files, *touched))))
     for candidate, message in raw:
         finished = _finish(candidate, message, project_root, git, named)
         key = content_hash(finished.content)
-        if not finished.content or key in seen:
+        if key in seen:  # the same words twice: an untyped report section takes a layer's type
+            first = out[seen[key]]
+            if first.candidate.type is MemoryType.CONTEXT and finished.type is not MemoryType.CONTEXT:
+                out[seen[key]] = replace(first, candidate=replace(first.candidate, type=finished.type))
             continue
-        seen.add(key)
+        if not finished.content:
+            continue
+        seen[key] = len(out)
         branch = message.git_branch or git.branch
         said, record = message.timestamp, message.record
         out.append(

@@ -181,6 +181,24 @@ def test_asking_in_words_to_remember_is_a_remember() -> None:
     assert said and all(c.layer is not Layer.USER for c in said)  # the user asks, not the model
 
 
+def test_a_report_paragraph_that_is_one_decision_is_typed_a_decision() -> None:
+    # The report layer keeps the paragraph untyped, the lexical layer reads the same words as a
+    # decision: one note, with the type.
+    said = "We'll use httpx instead of requests, because the crawler needs async support.\n\nAll tests pass."
+    (found,) = extract(user("continue"), assistant(said))
+    assert found.type is MemoryType.DECISION and "turn-report" in found.tags
+    assert found.content == "We'll use httpx instead of requests, because the crawler needs async support."
+    # A paragraph the lexical layer does not type stays context.
+    (plain,) = extract(
+        user("continue"),
+        assistant(
+            "The crawler fetches 40 pages a second on one core and keeps 200 connections open at most."
+            "\n\nDone."
+        ),
+    )
+    assert plain.type is MemoryType.CONTEXT
+
+
 def test_other_commands_are_not_memories() -> None:
     message = Message(Role.USER, ("u",), 1, command=SlashCommand("/compact", "keep it short"))
     assert extract(message) == []
