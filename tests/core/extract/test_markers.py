@@ -38,6 +38,9 @@ def lexical(*messages: Message, words: frozenset[str] = frozenset()) -> list[Can
         ("We settled on FTS5 with a trigram tokenizer for code search.", A, DEC),
         ("We chose ONNX over torch for queries because import takes 5.6 s.", A, DEC),
         ("We ruled out Chroma because it needs a server process.", A, DEC),
+        ("Going with Zod for validation since it already ships with the tRPC setup.", A, DEC),
+        ("Chose to keep the REST API rather than GraphQL: the mobile app depends on it.", A, DEC),
+        ("The tests must run with TZ=UTC, otherwise the date-parser tests fail.", A, GOT),
         ("Turns out `json.loads` raises RecursionError on deeply nested input.", A, GOT),
         ("The root cause was a missing busy_timeout in `db.py`.", A, GOT),
         ("Watch out: FlashRank downloads its model with no timeout.", A, GOT),
@@ -50,6 +53,7 @@ def lexical(*messages: Message, words: frozenset[str] = frozenset()) -> list[Can
         ("Please never push to main without asking me first.", U, PREF),
         # not kept: no marker, hedged, a question, narration, too short
         ("The parser reads the file line by line and yields records.", A, None),
+        ("The page loads the list first, otherwise it shows the empty state.", A, None),
         ("Maybe we should probably use Redis here, I think.", A, None),
         ("Should we use Redis for the queue?", A, None),
         ("Let me check what the convention is in this repo:", A, None),
