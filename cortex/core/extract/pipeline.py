@@ -28,6 +28,8 @@ from cortex.core.text import content_hash, first_line_summary, normalize_text
 from cortex.core.write.state import is_state
 
 MAX_CANDIDATES_PER_TURN = 60
+# What a note says once settled, so an untyped report section of the same words takes it.
+_SETTLED = frozenset({MemoryType.DECISION, MemoryType.GOTCHA, MemoryType.PATTERN, MemoryType.ARCHITECTURE})
 MAX_FILES_PER_CANDIDATE = 10
 DEFAULT_LAYERS = frozenset({Layer.EXPLICIT, Layer.USER, Layer.STRUCTURAL, Layer.LEXICAL})
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:/")  # a Windows root, its separators made `/`
@@ -172,7 +174,7 @@ def _turn_candidates(
         key = content_hash(finished.content)
         if key in seen:  # the same words twice: an untyped report section takes a layer's type
             first = out[seen[key]]
-            if first.candidate.type is MemoryType.CONTEXT and finished.type is not MemoryType.CONTEXT:
+            if first.candidate.type is MemoryType.CONTEXT and finished.type in _SETTLED:
                 out[seen[key]] = replace(first, candidate=replace(first.candidate, type=finished.type))
             continue
         if not finished.content:
