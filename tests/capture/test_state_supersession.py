@@ -221,6 +221,25 @@ def test_an_answer_the_user_rejects_is_withdrawn(project: Path) -> None:
         cx.close()
 
 
+def test_a_corrected_answer_leaves_the_users_fact_in_its_place(project: Path) -> None:
+    # The user states the fact the answer got wrong: it is kept, the answer is withdrawn.
+    said = "no, that's wrong - the checkout step runs with the org secret GH_TOKEN, not GITHUB_TOKEN"
+    turns = [
+        answer_turn(1, "why does CI fail on checkout?", WRONG_ANSWER),
+        answer_turn(2, said, RIGHT_ANSWER),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        wrong = [m for m in memories if "default `GITHUB_TOKEN`" in m.content]
+        assert wrong and all(m.status is Status.SUPERSEDED for m in wrong)
+        (fact,) = [m for m in memories if m.content.startswith("The user corrected: ")]
+        assert fact.status is Status.ACTIVE and fact.type.value == "gotcha"
+        assert "GH_TOKEN, not GITHUB_TOKEN" in fact.content
+    finally:
+        cx.close()
+
+
 def test_an_answer_followed_by_another_request_stays(project: Path) -> None:
     turns = [
         answer_turn(1, "why does CI fail on checkout?", WRONG_ANSWER),

@@ -59,6 +59,33 @@ _SWITCH = re.compile(
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?\s*$")
+# A prompt that opens by saying the last answer got a fact wrong, then states the fact: "no, the
+# test database runs on port 5433", "actually the API is at /v2, not /v1".
+_CORRECTS = re.compile(
+    r"^\W*(?:(?:no|nope|wrong|incorrect|(?:that's|that is|it's|it is) (?:wrong|not (?:right|true|correct))"
+    r"|(?P<actually>actually))\b[\s,.!:;\u2013\u2014-]*)+",
+    re.IGNORECASE,
+)
+_STATES = re.compile(
+    r"\b(?:is|are|was|were|isn't|aren't|wasn't|runs?|uses?|has|lives?|needs?|takes?|returns?|"
+    r"listens?|points?|belongs?|means?|expects?|requires?)\b",
+    re.IGNORECASE,
+)
+# What opens a request, a feeling or a question rather than a fact about the project.
+_ASKS_OR_FEELS = re.compile(
+    r"^(?:you|i|i'm|i've|i'd|we should|we need|let'?s|please|can|could|would|will|just|use|do|don't|"
+    r"open|run|try|make|check|go|read|look|stop|revert|remove|add|fix|put|keep|change|set|delete|"
+    r"move|rename|write|show|tell|explain|think|why|what|how|where|when|which|who)\b",
+    re.IGNORECASE,
+)
+_CONTRAST = re.compile(r"\bnot\b|n't\b|\binstead\b", re.IGNORECASE)
+# Where things stand right now ("no, the build is still failing"): the next turn changes it.
+_FOR_NOW = re.compile(
+    r"\b(?:still|now|currently|anymore|yet|today|fail(?:s|ing|ed)?|broken|pass(?:es|ing|ed)?|works?|down)\b",
+    re.IGNORECASE,
+)
+CORRECTION_TAG = "user-correction"
+MIN_CORRECTION_WORDS = 4
 # A plan's title that says it sets out to find a cause, not to build something.
 _INVESTIGATION = re.compile(
     r"\b(?:investigat\w*|debug\w*|diagnos\w*|troubleshoot\w*|root[- ]cause analysis|hypothes[ie]s)\b",
@@ -80,6 +107,7 @@ def extract_signals(turn: Sequence[Message], *, project_words: Collection[str] =
     found.extend(_plans(turn))
     found.extend(_todos(turn))
     found.extend(_rules(turn, project_words))
+    found.extend(_corrections(turn))
     found.extend(_answers(turn))
     return found
 
@@ -186,6 +214,37 @@ def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
                         candidate = replace(candidate, scope=Scope.GLOBAL, global_confidence=reach)
                     found.append((candidate, message))
     return found
+
+
+def _corrections(turn: Sequence[Message]) -> Found:
+    """The fact a user's prompt states after saying the last answer got it wrong ("no, the test
+    database runs on port 5433, not 5432"): the assistant believed otherwise once, and the next
+    session may too. Whatever the prompt goes on to ask is read as any prompt is."""
+    found: Found = []
+    for message in turn:
+        if message.role is Role.USER and starts_turn(message) and message.texts:
+            said = _corrected_fact(message.texts[0])
+            if said:
+                note = f"The user corrected: {said}"
+                found.append((_candidate(note, MemoryType.GOTCHA, CORRECTION_TAG, 0.7, 6), message))
+    return found
+
+
+def _corrected_fact(prompt: str) -> str:
+    """The first sentence after a correcting opener when it states a lasting fact: not a
+    question, a request or a feeling, not where things stand right now ("no, the build is still
+    failing"); after "actually", only with a contrast ("actually the tests pass now" is news)."""
+    opener = _CORRECTS.match(prompt)
+    if opener is None:
+        return ""
+    said = " ".join(next((s for s in _SENTENCE.split(prompt[opener.end() :]) if s.strip()), "").split())
+    if word_count(said) < MIN_CORRECTION_WORDS or _QUESTION.search(said) or _ASKS_OR_FEELS.match(said):
+        return ""
+    if not _STATES.search(said) or _FOR_NOW.search(said):
+        return ""
+    if opener["actually"] and not _CONTRAST.search(said):
+        return ""
+    return said[:MAX_RULE_CHARS]
 
 
 def _answers(turn: Sequence[Message]) -> Found:

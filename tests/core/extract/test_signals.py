@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE
 from cortex.core.extract.pipeline import extract_candidates
-from cortex.core.extract.signals import PLAN_TAG, RULE_TAG, TODO_TAG, commit_body, extract_signals
+from cortex.core.extract.signals import (
+    CORRECTION_TAG,
+    PLAN_TAG,
+    RULE_TAG,
+    TODO_TAG,
+    commit_body,
+    extract_signals,
+)
 from cortex.core.extract.transcript import ToolResult, ToolUse
 from cortex.core.model import MemoryType, Scope
 from cortex.core.write.state import STATE_TAG
@@ -193,3 +200,33 @@ def test_a_correction_of_what_the_assistant_keeps_doing_is_a_rule_with_what_to_d
     assert _only_rule(prompt) == f"The user's rule: {prompt}"
     # Keeping on with the work is no correction.
     assert extract_signals([user("ok, keep going with the migration please"), assistant("ok")]) == []
+
+
+def test_a_fact_the_user_corrects_is_a_gotcha_in_their_words() -> None:
+    answer = assistant("The test database runs on port 5432, as docker-compose.yml sets by default.")
+    for prompt, fact in (
+        (
+            "no, that's wrong - the test database runs on port 5433, not 5432",
+            "the test database runs on port 5433, not 5432",
+        ),
+        (
+            "No, the deploy script lives in ops/deploy.sh. Fix it there.",
+            "the deploy script lives in ops/deploy.sh.",
+        ),
+        ("actually the API base url is /api/v2, not /api/v1", "the API base url is /api/v2, not /api/v1"),
+    ):
+        found = extract_signals([user("which port?"), answer, user(prompt), assistant("Updated.")])
+        assert [(c.type, c.tags, c.content) for c, _ in found] == [
+            (MemoryType.GOTCHA, (CORRECTION_TAG,), f"The user corrected: {fact}")
+        ], prompt
+    # A request, a feeling, a question, where things stand now, or news after "actually".
+    for prompt in (
+        "wrong, you must open the link to see the errors",
+        "No, I don't really like that. Let's revert it.",
+        "nope, that's not it. why is the build red?",
+        "no, the build is still failing on CI",
+        "actually the tests pass now",
+        "Nobody uses the old endpoint, it is dead code",
+    ):
+        found = extract_signals([user("which port?"), answer, user(prompt), assistant("Updated.")])
+        assert [c for c, _ in found if CORRECTION_TAG in c.tags] == [], prompt
