@@ -184,8 +184,10 @@ def _commit_chunk(
     rejected = [replace(r, session_id=r.session_id or entry.session_id) for r in rejections(messages)]
     # A record read before (a resumed session's copy of its history, a session captured live
     # and imported again) is no news: what it made, confirmed and replaced is in the store.
-    records = {r for r in (*(s.record for s in found), *(r.record for r in rejected)) if r} | sent
-    earlier = store.read_records(records) if records else set()
+    # The LLM layer looked its records up already: what it sent no read had seen.
+    taken = {r for r in (*(s.record for s in found), *(r.record for r in rejected)) if r}
+    unchecked = taken - sent
+    earlier = store.read_records(unchecked) if unchecked else set()
     found = [s for s in found if s.record not in earlier]
     rejected = [r for r in rejected if r.record not in earlier]
     report.chunks += 1
@@ -223,7 +225,7 @@ def _commit_chunk(
             outcomes += states
         for rejection in rejected:
             retract_answer(cx, store, rejection)
-        store.mark_read(records - earlier, cx.now())
+        store.mark_read((taken | sent) - earlier, cx.now())
         store.write_cursor(row, cx.now())
     failpoint("capture.after_chunk_commit")  # the chunk's memories and its cursor, both or neither
     report.count(outcomes)
