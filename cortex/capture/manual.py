@@ -11,7 +11,12 @@ from dataclasses import replace
 
 from cortex.app import Cortex, looks_like_id
 from cortex.capture.write import fast_embedder, write_candidate
-from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, score_global_confidence, score_sentence
+from cortex.core.extract.markers import (
+    GLOBAL_SCOPE_MIN_CONFIDENCE,
+    project_words,
+    score_global_confidence,
+    score_sentence,
+)
 from cortex.core.extract.transcript_model import Role
 from cortex.core.model import (
     Candidate,
@@ -136,8 +141,7 @@ def remember(
 def _across_projects(cx: Cortex, content: str) -> bool:
     """Whether the note speaks of the user across projects ("in all my projects"), as capture
     decides what goes to the global store; the project's folder name keeps it here."""
-    name = cx.paths.root.name
-    words = (name,) if len(name) >= 3 else ()
+    words = project_words(str(cx.paths.root), None)
     return score_global_confidence(content, words) >= GLOBAL_SCOPE_MIN_CONFIDENCE
 
 

@@ -193,10 +193,10 @@ def _remembered(message: Message, project_words: frozenset[str]) -> Candidate | 
 
 
 def _asked_in_words(message: Message) -> _RememberArgs:
-    """What the user's message opens by asking to keep ("Remember that staging runs in
-    eu-west-1."): its first sentence, typed as `cortex remember` types text. A question ("don't
-    forget that bug from yesterday?") asks nothing to be kept."""
-    asked = _asked_span(message.texts[0]) if message.role is Role.USER and message.texts else None
+    """What the user's message (`_remembered` is given no other) opens by asking to keep
+    ("Remember that staging runs in eu-west-1."): its first sentence, typed as `cortex remember`
+    types text. A question ("don't forget that bug from yesterday?") asks nothing to be kept."""
+    asked = _asked_span(message.texts[0]) if message.texts else None
     if asked is None:
         return _RememberArgs(text="")
     what = normalize_text(asked[0]).rstrip(" ,;")

@@ -218,6 +218,19 @@ def score_global_confidence(text: str, project_words: Iterable[str]) -> float:
     return 0.85 if _ACROSS_PROJECTS.search(text) else UNSURE_GLOBAL_CONFIDENCE
 
 
+def project_words(project_root: str | None, branch: str | None) -> frozenset[str]:
+    """The words that name this project (its folder, a feature branch): a note that names them
+    holds here, not in every project."""
+    words = set()
+    if project_root:
+        name = project_root.rstrip("/").rsplit("/", 1)[-1]
+        if len(name) >= 3:
+            words.add(name)
+    if branch and branch not in ("main", "master", "HEAD", "develop", "trunk"):
+        words.add(branch)
+    return frozenset(words)
+
+
 def _names(text: str, word: str) -> bool:
     """Whether `text` holds `word` whole: no letter or digit touching it on either side."""
     return re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text) is not None

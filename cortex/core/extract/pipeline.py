@@ -11,7 +11,7 @@ from datetime import datetime
 from cortex.core.extract.claims import without_unbacked_claims
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fields, kept_patch
-from cortex.core.extract.markers import extract_lexical
+from cortex.core.extract.markers import extract_lexical, project_words
 from cortex.core.extract.merges import kept_merge_fields
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.signals import RULE_TAG, extract_signals
@@ -127,7 +127,7 @@ def extract_sourced(
     `tasks` is the task list as the transcript left it before these messages (`task_ledger`)."""
     clean = redact_messages(messages)
     git = git or GitContext()
-    words = _project_words(project_root, git.branch)
+    words = project_words(project_root, git.branch)
     out: list[SourcedCandidate] = []
     # One turn at a time, so a session read turn by turn and in one go yield the same candidates;
     # the task list is carried from turn to turn for the same reason.
@@ -364,14 +364,3 @@ def _kept_input(tool_input: Mapping[str, object]) -> dict[str, object]:
         ]
     redacted = redact_value(kept)
     return redacted if isinstance(redacted, dict) else {}
-
-
-def _project_words(project_root: str | None, branch: str | None) -> frozenset[str]:
-    words = set()
-    if project_root:
-        name = project_root.rstrip("/").rsplit("/", 1)[-1]
-        if len(name) >= 3:
-            words.add(name)
-    if branch and branch not in ("main", "master", "HEAD", "develop", "trunk"):
-        words.add(branch)
-    return frozenset(words)
