@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from cortex.app import Cortex
 from cortex.backends import calls, spend
@@ -37,7 +37,17 @@ log = logging.getLogger("cortex.llm")
 # HOOK_GUARD_ENV ("CORTEX_NO_HOOKS") is set for this process and whatever it starts: `cortex hook`
 # exits at once when it sees it, so an extraction can never re-enter Claude Code's hooks (the
 # claude-cli extractor also runs its child with every hook off).
-__all__ = ["HOOK_GUARD_ENV", "llm_candidates", "llm_status"]
+__all__ = ["HOOK_GUARD_ENV", "LlmRead", "llm_candidates", "llm_read", "llm_status"]
+
+
+@dataclass(frozen=True, slots=True)
+class LlmRead:
+    """What one LLM read gave: its candidates, and the records of the messages a model answered
+    on. A call the cap or a failure kept back, or messages the prompt budget left out, name no
+    record: a later read of the same transcript may still send them."""
+
+    candidates: list[Candidate]
+    sent: frozenset[str] = frozenset()
 
 
 def llm_status(cx: Cortex, env: Mapping[str, str] | None = None) -> ExtractorStatus:
@@ -53,27 +63,39 @@ def llm_candidates(
     *,
     recent_commits: Sequence[str] = (),
 ) -> list[Candidate]:
-    """LLM-layer candidates for the new part of a transcript; [] when off, capped or failing.
+    """LLM-layer candidates for the new part of a transcript; [] when off, capped or failing."""
+    return llm_read(cx, messages, git, session_id, recent_commits=recent_commits).candidates
+
+
+def llm_read(
+    cx: Cortex,
+    messages: Sequence[Message],
+    git: GitContext | None,
+    session_id: str | None,
+    *,
+    recent_commits: Sequence[str] = (),
+) -> LlmRead:
+    """The LLM layer over the new part of a transcript: its candidates and the records it sent.
 
     The worker calls this after layers 1-3 and merges the result, so a failure here only
     costs the extra candidates: it is logged and never raised.
     """
     try:
-        return _llm_candidates(cx, messages, git, session_id, recent_commits)
+        return _llm_read(cx, messages, git, session_id, recent_commits)
     except Exception as exc:  # layer 4 is optional: the heuristic candidates must still be stored
         log.warning(
             "LLM extraction failed unexpectedly (%s: %s); heuristic layers only", type(exc).__name__, exc
         )
-        return []
+        return LlmRead([])
 
 
-def _llm_candidates(
+def _llm_read(
     cx: Cortex,
     messages: Sequence[Message],
     git: GitContext | None,
     session_id: str | None,
     recent_commits: Sequence[str],
-) -> list[Candidate]:
+) -> LlmRead:
     status = llm_status(cx)
     choice = choose_extractor(cx.settings, cx.paths, day=_day(cx), status=status)
     llm = choice.backend
@@ -82,7 +104,7 @@ def _llm_candidates(
         quiet = API_KEY_ENV in choice.note or "disabled in config" in choice.note
         level = logging.DEBUG if quiet else logging.INFO
         log.log(level, "LLM extraction off for session %s: %s", session_id, choice.note)
-        return []
+        return LlmRead([])
     os.environ[HOOK_GUARD_ENV] = "1"
     commits = tuple(recent_commits) or _commit_subjects(cx)
     prompt = render_extraction_prompt(
@@ -93,13 +115,13 @@ def _llm_candidates(
         budget_tokens=PROMPT_BUDGET_TOKENS,
     )
     if prompt.included == 0:
-        return []
+        return LlmRead([])
     if status.extractor is ExtractorName.CLAUDE_CLI:
         answered = _via_claude_cli(cx, llm, prompt, session_id)
     else:
         answered = _via_api(cx, llm, prompt, session_id)
     if answered is None:
-        return []
+        return LlmRead([])
     reply, cost = answered
     from cortex.core.write.apply import DEFAULT_PRIORITY
 
@@ -120,7 +142,10 @@ def _llm_candidates(
     )
     branch = git.branch if git is not None else None
     root = str(cx.paths.root)
-    return [_tagged(replace(c, content=project_relative(c.content, root)), branch) for c in parsed.candidates]
+    found = [
+        _tagged(replace(c, content=project_relative(c.content, root)), branch) for c in parsed.candidates
+    ]
+    return LlmRead(found, frozenset(r for m in messages[prompt.start :] if (r := m.record)))
 
 
 def _via_api(

@@ -312,15 +312,16 @@ def _llm(
     cx: Cortex, store: MemoryStore, messages: Sequence[Message], git: GitFacts, session_id: str
 ) -> tuple[list[SourcedCandidate], set[str]]:
     """Layer 4 when an LLM extractor may run (its module is only imported then): its candidates,
-    and the records it was given. A record an earlier read marked (a resumed session's copy of
-    its history, a session captured live and imported again) is not sent again: the model would
-    only say again what the store holds, at the user's cost."""
+    and the records a model answered on (none when the cap or a failure kept the call back). A
+    record an earlier read marked (a resumed session's copy of its history, a session captured
+    live and imported again) is not sent again: the model would only say again what the store
+    holds, at the user's cost."""
     from cortex.backends.choose import llm_extraction_possible
 
     if not llm_extraction_possible(cx.settings):
         return [], set()
     try:
-        from cortex.capture.llm_layer import llm_candidates
+        from cortex.capture.llm_layer import llm_read
     except ImportError:
         return [], set()
     named = {m.record for m in messages if m.record}
@@ -328,12 +329,13 @@ def _llm(
     fresh = [m for m in messages if m.record not in earlier]
     if not fresh:
         return [], set()
-    cands = llm_candidates(cx, fresh, git.context, session_id, recent_commits=git.recent_commits)
+    read = llm_read(cx, fresh, git.context, session_id, recent_commits=git.recent_commits)
     end = max(m.end_offset for m in fresh)
     branch = next((m.git_branch for m in reversed(fresh) if m.git_branch), git.context.branch)
     last = fresh[-1]  # `end` above needs one
+    cands = read.candidates
     found = [SourcedCandidate(c, end, session_id, branch, end, last.timestamp, last.record) for c in cands]
-    return found, {r for m in fresh if (r := m.record)}
+    return found, set(read.sent)
 
 
 # -- a transcript that lags behind the Stop hook ----------------------------------------------

@@ -102,3 +102,33 @@ def test_the_llm_layer_is_not_given_records_an_earlier_read_gave_it(
     assert len(sent) == asked + 1
     body = str(sent[-1].body)
     assert "Memcached" in body and "advisory locks" not in body
+
+
+def test_records_a_failed_llm_call_did_not_get_are_sent_on_the_next_read(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only what a model answered on counts as given: a call the API refused leaves its records
+    to a later read of the same transcript (an import), which sends them."""
+    pytest.importorskip("anthropic", reason="the hosted extra (anthropic) is not installed")
+    from cortex.capture.llm_layer import HOOK_GUARD_ENV
+    from tests.capture.test_llm_layer import GOOD
+    from tests.support.fake_api import error_reply
+
+    def read(session: str) -> worker.WorkerReport:
+        monkeypatch.setenv(HOOK_GUARD_ENV, "")  # as above: the layer turns the hook off in-process
+        return replay(project, transcript, session)
+
+    transcript = write_transcript(tmp_path / "transcript.jsonl", decision_session())
+    with FakeApi() as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        api.messages_script.append(error_reply(401, "authentication_error"))
+        first = read("live")
+        assert len(api.requests_to("/v1/messages")) == 1
+        assert first.actions().get("stored", 0) >= 1  # the heuristic layers still stored theirs
+        api.messages_script.append(message_reply(GOOD))
+        again = read("imported")
+        sent = api.requests_to("/v1/messages")
+    assert len(sent) == 2
+    assert "advisory locks" in str(sent[-1].body)  # the same records, this time answered
+    assert again.actions().get("stored", 0) >= 1  # the model's notes, which the first read lacked

@@ -57,6 +57,7 @@ class ExtractionPrompt:
     input_tokens: int  # estimate for system + user
     included: int  # messages rendered (the newest ones)
     dropped: int  # older messages left out by the budget
+    start: int = 0  # first message it covers: those before were left out (len(messages): none)
 
 
 # -- prompt ------------------------------------------------------------------------------------
@@ -69,16 +70,20 @@ def render_extraction_prompt(
     budget_tokens: int = PROMPT_BUDGET_TOKENS,
 ) -> ExtractionPrompt:
     """The prompt over already-redacted messages: git context plus the newest turns that fit."""
-    rendered = [r for r in (render_message(m) for m in messages) if r]
+    rendered = [(i, r) for i, r in enumerate(render_message(m) for m in messages) if r]
     kept: list[str] = []
     used = 0
-    for text in reversed(rendered):
+    start = len(messages)
+    for index, text in reversed(rendered):
         cost = estimate_tokens(text) + 1
         if used + cost > budget_tokens:
             break
         kept.append(text)
         used += cost
+        start = index
     kept.reverse()
+    if len(kept) == len(rendered):
+        start = 0  # all of it: the messages with nothing to render were given too
     context = render_git_context(git, recent_commits, project)
     user = (
         f"<git_context>\n{context}\n</git_context>\n\n<transcript>\n"
@@ -86,7 +91,7 @@ def render_extraction_prompt(
         + "\n</transcript>\n\nReturn only the JSON object."
     )
     tokens = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(user)
-    return ExtractionPrompt(SYSTEM_PROMPT, user, tokens, len(kept), len(rendered) - len(kept))
+    return ExtractionPrompt(SYSTEM_PROMPT, user, tokens, len(kept), len(rendered) - len(kept), start)
 
 
 def render_git_context(git: GitContext | None, recent_commits: Sequence[str], project: str | None) -> str:

@@ -118,6 +118,10 @@ def test_prompt_is_a_suffix_of_the_messages_under_budget(texts: list[str], budge
     assert prompt.included + prompt.dropped == len(rendered)
     for r in kept:
         assert r in prompt.user
+    # `start` names the messages the prompt covers (what a read marks as given), no more, no less.
+    assert [r for r in (render_message(m) for m in messages[prompt.start :]) if r] == kept
+    if not prompt.dropped:
+        assert prompt.start == 0
 
 
 # -- reply -------------------------------------------------------------------------------------
