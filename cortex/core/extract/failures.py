@@ -32,6 +32,7 @@ from cortex.core.extract.commands import (
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.runs import command_runs
 from cortex.core.extract.speech import is_guess, is_question, is_talk, without_acknowledgement
+from cortex.core.extract.symptoms import error_digest
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
@@ -41,8 +42,6 @@ MIN_EXPLANATION_WORDS = 6
 MIN_CHANGE_WORDS = 3
 EXPLANATION_WINDOW = 3  # assistant messages after a failure where it says why it failed
 MAX_FIX_COMMANDS = 2
-MAX_ERROR_LINES = 3
-MAX_ERROR_CHARS = 300
 MAX_FAMILY_WORDS = 3
 _SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun"))  # `<runner> [run] <script>`
 EVIDENCE_CONFIDENCE = 0.6
@@ -55,18 +54,7 @@ _EXPLAINS = re.compile(
     r"(?:is|are|was|were)(?:n't| not) (?:installed|supported))\b",
     re.IGNORECASE,
 )
-_ERROR_WORDS = re.compile(
-    r"(?:error|exception|failed|fatal|not found|no such|denied|traceback|cannot|can't|unable|"
-    r"invalid|refused|missing|undefined|not allowed|blocked|already in use|no matches|unused)",
-    re.IGNORECASE,
-)
-_NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
 _TIMED_OUT = re.compile(r"(?:Error: )?Command timed out", re.IGNORECASE)
-_WARNING = re.compile(r"^\W*warn(?:ing)?\b", re.IGNORECASE)
-# A compiler's notes and hints on a diagnostic (rustc's `= note: ...`, gcc's `note: ...`): they
-# annotate an error or a warning and name neither.
-_ANNOTATION = re.compile(r"^=?\s*(?:note|help)\b\s*:", re.IGNORECASE)
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal colours in a command's output
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
 # A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
 # blocked by hook:\n- [cmd]: ...".
@@ -115,18 +103,6 @@ def command_family(shown: str) -> str:
             break
         family.append(word)
     return " ".join(family) or shown
-
-
-def error_digest(output: str) -> str:
-    """The first lines of a failure's output that name the error (up to three, bounded), else
-    its first line; `Exit code N` preambles and bare `error:` lines say nothing."""
-    lines = [" ".join(ln.split()) for ln in _ANSI.sub("", output).splitlines()]
-    lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
-    named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
-    # A compiler's warnings come before its errors: the errors name the failure.
-    named = [ln for ln in named if not _WARNING.match(ln) and not _ANNOTATION.match(ln)] or named
-    chosen = (named or lines[:1])[:MAX_ERROR_LINES]
-    return clip(" / ".join(chosen), MAX_ERROR_CHARS)
 
 
 def extract_failures(messages: Sequence[Message]) -> Found:

@@ -19,11 +19,11 @@ from cortex.core.extract.commands import (
     render_command,
 )
 from cortex.core.extract.failures import command_family, extract_failures
-from cortex.core.extract.failures import error_digest as error_digest  # where callers look for it
 from cortex.core.extract.merges import merge_note
 from cortex.core.extract.runs import command_runs
 from cortex.core.extract.service_errors import extract_service_errors
 from cortex.core.extract.signals import commit_body
+from cortex.core.extract.symptoms import error_digest as error_digest  # where callers look for it
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
 from cortex.core.extract.verdicts import (
     Verdict,

@@ -9,6 +9,8 @@ problem carries that report as its subject: symptom, then cause and fix.
 A report is a short first line of the prompt that says something fails ("... error",
 "crashes", "is not working"). A pasted log, a long request or a question about something else
 is not one; a gotcha that already starts from its own failing command keeps it as its subject.
+
+A failing command's own symptom is `error_digest`: the lines of its output that name the error.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ MAX_SYMPTOM_WORDS = 24
 MAX_SYMPTOM_CHARS = 140
 MAX_PASTED_CHARS = 100  # of the error line a report ending in a colon introduces
 PREFIX = "Reported problem: "
+MAX_ERROR_LINES = 3
+MAX_ERROR_CHARS = 300
 
 _FAILS = re.compile(
     r"\b(?:errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed|ing)?|exceptions?|traceback|panic(?:s|ked)?|"
@@ -36,6 +40,23 @@ _FAILS = re.compile(
 )
 # A shell prompt or a log line: pasted output, not a report in the user's words.
 _PASTED = re.compile(r"[❯➜]|^\s*[$%#>]\s|^\(\w+\)\s|^\[?\d{2,4}[-/:]\d{2}|^\s*at |^\s*File \"|^Traceback")
+
+_ERROR_WORDS = re.compile(
+    r"(?:error|exception|failed|fatal|not found|no such|denied|traceback|cannot|can't|unable|"
+    r"invalid|refused|missing|undefined|not allowed|blocked|already in use|no matches|unused)",
+    re.IGNORECASE,
+)
+_NO_NEWS = re.compile(r"(?:Error: )?Exit code -?\d+|error:?", re.IGNORECASE)
+# A warning: `warning: ...`, or a log line at a lower level than an error, after its clock
+# (`5:38PM WRN ...`, `2025-01-02T10:00:01Z [warn] ...`, `time=... level=info ...`).
+_CLOCK = r"(?:\d[\d:.,TZ/+\-]*(?:\s*[AP]M)?|(?:time|ts)=\S+)\s+"
+_WARNING = re.compile(
+    rf"^\W*(?:{_CLOCK}){{0,2}}(?:level=)?[\[(]?(?:warn(?:ing)?|wrn|info?|dbg|debug)\b", re.IGNORECASE
+)
+# A compiler's notes and hints on a diagnostic (rustc's `= note: ...`, gcc's `note: ...`): they
+# annotate an error or a warning and name neither.
+_ANNOTATION = re.compile(r"^=?\s*(?:note|help)\b\s*:", re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal colours in a command's output
 
 
 def reported_symptom(prompt: Message | None) -> str | None:
@@ -82,3 +103,15 @@ def with_symptom(
             candidate = replace(candidate, content=subject + text)
         out.append((candidate, message))
     return out
+
+
+def error_digest(output: str) -> str:
+    """The first lines of a failure's output that name the error (up to three, bounded), else
+    its first line; `Exit code N` preambles and bare `error:` lines say nothing."""
+    lines = [" ".join(ln.split()) for ln in _ANSI.sub("", output).splitlines()]
+    lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
+    named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
+    # A compiler's warnings come before its errors: the errors name the failure.
+    named = [ln for ln in named if not _WARNING.match(ln) and not _ANNOTATION.match(ln)] or named
+    chosen = (named or lines[:1])[:MAX_ERROR_LINES]
+    return clip(" / ".join(chosen), MAX_ERROR_CHARS)

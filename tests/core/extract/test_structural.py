@@ -545,6 +545,19 @@ def test_a_failures_error_digest_keeps_the_lines_that_name_the_error() -> None:
         "error: expected `;`, found `Ok` / "
         "error: could not compile `medianator` (lib) due to 1 previous error"
     )
+    # A logger's lines: the error-level one names the failure, not the warnings before it.
+    logged = (
+        "5:38PM WRN Invalid .gitleaksignore entry fingerprint=README.md\n"
+        "2025-01-02T10:00:01Z [warn] deprecated option --fast is invalid\n"
+        "time=10:00:02 level=info msg=unable to reach cache, building\n"
+        "5:38PM ERR failed to open config: no such file .gitleaks.toml"
+    )
+    assert error_digest(logged) == "5:38PM ERR failed to open config: no such file .gitleaks.toml"
+    # Only warnings: they are what there is.
+    assert error_digest("5:38PM WRN Invalid entry a\n5:38PM WRN Invalid entry b") == (
+        "5:38PM WRN Invalid entry a / 5:38PM WRN Invalid entry b"
+    )
+    assert error_digest("Info: cannot find module 'x'") == "Info: cannot find module 'x'"
     assert error_digest("Exit code 2\nsomething odd happened") == "something odd happened"
     assert len(error_digest("error: " + "x" * 1000)) <= 300
 
