@@ -240,6 +240,22 @@ def test_a_corrected_answer_leaves_the_users_fact_in_its_place(project: Path) ->
         cx.close()
 
 
+def test_a_decision_the_user_takes_back_at_once_is_withdrawn(project: Path) -> None:
+    # "Actually no, ..." takes back the direction the answer set: its decision was dropped.
+    decided = "Decision: we'll use Redis for the session cache, since it supports TTLs natively."
+    turns = [
+        answer_turn(1, "what should the session cache use?", decided),
+        answer_turn(2, "Actually no, let's not add Redis here. Use Postgres.", "Sessions go in Postgres."),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        dropped = [m for m in memories if "use Redis for the session cache" in m.content]
+        assert dropped and all(m.status is Status.SUPERSEDED for m in dropped)
+    finally:
+        cx.close()
+
+
 def test_an_answer_followed_by_another_request_stays(project: Path) -> None:
     turns = [
         answer_turn(1, "why does CI fail on checkout?", WRONG_ANSWER),

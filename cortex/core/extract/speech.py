@@ -144,7 +144,8 @@ def without_offers(lines: Sequence[str]) -> list[str]:
 # The user's prompt opening with a verdict on the previous answer: "wrong, ...", "no, ...",
 # "read what I said", "that's not what I asked".
 _REJECTS = re.compile(
-    r"^(?:no\b[,.!:;-]|nope\b|wrong\b|(?:that's|that is|this is|it's|it is) (?:wrong|not (?:it|right|true|"
+    r"^(?:(?:actually|wait|hmm+|hold on),?\s+no\b|no,? wait\b|scratch that\b|"
+    r"no\b[,.!:;-]|nope\b|wrong\b|(?:that's|that is|this is|it's|it is) (?:wrong|not (?:it|right|true|"
     r"correct|what i))|incorrect\b|not what i (?:said|asked|meant|want)|read what i (?:said|wrote)|"
     r"you(?:'re| are) wrong|that'?s not (?:it|the (?:issue|problem|cause))|i (?:said|told you)\b)",
     re.IGNORECASE,

@@ -101,6 +101,11 @@ def test_a_prompt_that_opens_by_rejecting_the_answer() -> None:
         "read what I said. also we are literally downloading this from the same user and org",
         "No, that's not the cause: the outage was on AWS",
         "that's not what I asked",
+        # Taking back the direction the answer set: what it decided no longer holds.
+        "Actually no, let's not add Redis to this service. Use Postgres instead.",
+        "wait, no - keep the old endpoint",
+        "No wait, the queue should stay in memory",
+        "scratch that, we will ship the CLI first",
     ):
         assert rejects_answer(prompt), prompt
     for prompt in (
@@ -108,6 +113,9 @@ def test_a_prompt_that_opens_by_rejecting_the_answer() -> None:
         "Nothing changed after the restart, can you look again?",
         "no worries, continue",
         "I think I saw it merge just now",
+        "Actually, nothing is wrong with the tests",
+        "wait for the build to finish, then deploy",
+        "no worries, wait for CI",
     ):
         assert not rejects_answer(prompt), prompt
 
