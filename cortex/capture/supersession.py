@@ -4,6 +4,7 @@
   a newer note of the same key on the same branch (`core/write/state.py` decides which).
 - What an answer reported as found is withdrawn when the user's next prompt says that answer
   was wrong ("wrong, you must open the link", "read what I said").
+- A revert commit withdraws the note of the commit it undoes (`Revert "X"` -> "Committed ...: X").
 
 Nothing is deleted: superseded memories stay in history and `cortex get` shows them. Applied
 turn by turn inside the chunk's transaction, so a session captured per Stop and in one go end
@@ -18,6 +19,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cortex.app import Cortex
+from cortex.core.extract.commands import undone_subject
 from cortex.core.extract.manifest_merge import (
     MAX_MERGED_CHARS,
     ManifestNote,
@@ -31,6 +33,7 @@ from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
 from cortex.core.extract.structural import EDITS_TAG
 from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
+from cortex.core.recall.query import text_query
 from cortex.core.text import content_hash
 from cortex.core.write.apply import superseded, supersedes_edge
 from cortex.core.write.state import (
@@ -68,6 +71,43 @@ def supersede_states(
         if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
             continue
         _retire(cx, store, old, superseded_by(newest, old), now)
+
+
+# A commit's note: "Committed <sha>: <subject>" and, after it, " (<body>)".
+_COMMITTED = re.compile(r"^Committed(?: [0-9a-f]{7,40})?: ")
+_REVERT_LOOKUP = 20  # notes searched for the subject a revert names
+
+
+def supersede_reverted(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
+    """A revert commit just stored withdraws the latest active note of the commit it undoes,
+    said before it: what that commit added is gone from the code (history keeps the note)."""
+    for revert in written:
+        head = _COMMITTED.match(revert.content)
+        undone = undone_subject(revert.content[head.end() :]) if head else None
+        query = text_query(undone, match_all=True) if undone else None
+        if undone is None or query is None or revert.status is not Status.ACTIVE:
+            continue
+        found = store.get_many(i for i, _ in store.search_text(query, _REVERT_LOOKUP, ("active",)))
+        said = revert.source.said_at
+        olds = [
+            m
+            for m in found.values()
+            if m.id != revert.id
+            and _commit_subject(m.content) == undone
+            and (said is None or m.source.said_at is None or m.source.said_at <= said)
+        ]
+        if olds:
+            latest = max(olds, key=lambda m: (m.source.said_at or m.created, m.created))
+            _retire(cx, store, latest, revert.id, cx.now())
+
+
+def _commit_subject(content: str) -> str | None:
+    """The subject of a commit's note, without the body in parentheses after it."""
+    head = _COMMITTED.match(content)
+    if head is None:
+        return None
+    rest = content[head.end() :]
+    return rest.split(" (", 1)[0] if rest.endswith(")") and " (" in rest else rest
 
 
 # What a turn's answer reported as found; its state notes are replaced by the state rule.

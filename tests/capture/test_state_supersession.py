@@ -325,6 +325,55 @@ def test_a_later_docs_commit_on_the_same_files_replaces_the_earlier_one(project:
         cx.close()
 
 
+def git_turn(n: int, command: str, output: str) -> list[dict[str, object]]:
+    records = [
+        prompt_record(f"step {n}: do the git step", uuid=f"p{n}"),
+        bash_use_record(f"t{n}", command, uuid=f"a{n}"),
+        bash_result_record(f"t{n}", output, uuid=f"r{n}"),
+    ]
+    return in_minute(n, records)
+
+
+def test_a_revert_withdraws_the_note_of_the_commit_it_undoes(project: Path) -> None:
+    retry = "Retry upstream calls with exponential backoff"
+    turns = [
+        git_turn(1, f"git commit -am '{retry}'", f"[main 9f8e7d6] {retry}\n 1 file changed"),
+        git_turn(2, "git commit -am 'Add PDF export'", "[main 1a2b3c4] Add PDF export\n 2 files changed"),
+        git_turn(3, "git revert --no-edit 9f8e7d6", f'[main 5c4b3a2] Revert "{retry}"\n 1 file changed'),
+    ]  # fmt: skip
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        by_sha = {
+            m.content.split(":")[0].split()[-1]: m for m in memories if m.content.startswith("Committed")
+        }
+        assert by_sha["9f8e7d6"].status is Status.SUPERSEDED  # what it added is gone
+        assert by_sha["1a2b3c4"].status is Status.ACTIVE
+        assert by_sha["5c4b3a2"].status is Status.ACTIVE
+        edges = cx.write_store(Scope.PROJECT).edges()
+        assert any(
+            (e.source, e.target, e.type) == (by_sha["5c4b3a2"].id, by_sha["9f8e7d6"].id, EdgeType.SUPERSEDES)
+            for e in edges
+        )
+        # Reapplied (git 2.43's subject for a revert's revert): the revert is what is undone now.
+        turns.append(
+            git_turn(4, "git revert --no-edit HEAD", f'[main 7d7d7d7] Reapply "{retry}"\n 1 file changed')
+        )
+        capture_turns(project, turns, cx=cx)  # the same transcript, one turn longer
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        status = {
+            m.content.split(":")[0].split()[-1]: m.status for m in memories if m.content.startswith("Commit")
+        }
+        assert status == {
+            "9f8e7d6": Status.SUPERSEDED,
+            "1a2b3c4": Status.ACTIVE,
+            "5c4b3a2": Status.SUPERSEDED,
+            "7d7d7d7": Status.ACTIVE,
+        }
+    finally:
+        cx.close()
+
+
 def test_a_later_report_replaces_only_the_earlier_reports_of_its_topic(project: Path) -> None:
     # Real shape (shortened): one turn reports a PR merged, a later one a PR created for other
     # work, the last one where that PR stands. The merge is still true at the end; the created

@@ -44,6 +44,12 @@ _CHECK = re.compile(
     r"(?:tsc|mypy|ruff check|eslint|flake8|pylint|next build)\b)"
 )
 _GIT_COMMIT = re.compile(r"\bgit\b(?:\s+-[Cc]\s+\S+)*\s+commit\b")
+_GIT_REVERT = re.compile(r"\bgit\b(?:\s+-[Cc]\s+\S+)*\s+revert\b")
+# git's subject for a revert (`Revert "X"`), and for the revert of a revert (git 2.43 on:
+# `Reapply "X"`, which undoes `Revert "X"`); a conventional `revert: X`.
+_UNDOES = re.compile(
+    r'^(?:(?P<verb>Revert|Reapply) "(?P<quoted>.+)"|revert(?:\([^)]*\))?!?:\s*(?P<rest>.+))$'
+)
 _COMMIT_OUTPUT = re.compile(r"^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _NOT_COMMITTED = re.compile(
     r"\bnothing (?:added )?to commit\b|\bno changes added to commit\b|\bhook exited with code [1-9]"
@@ -124,8 +130,11 @@ _COURSE = re.compile(
 
 def commit_kind(subject: str) -> str:
     """What a commit subject records: `fix` (a problem and its fix), `decision` (a change of
-    course: "feat: switch launcher from Hermes to jcode"), `feature` (what the code now has:
-    "feat: add thumbnail generation", "Add acquisitions UI") or `progress` (anything else)."""
+    course: "feat: switch launcher from Hermes to jcode", a revert), `feature` (what the code
+    now has: "feat: add thumbnail generation", "Add acquisitions UI") or `progress` (anything
+    else)."""
+    if undone_subject(subject) is not None:
+        return "decision"
     m = _CONVENTIONAL.match(subject.strip())
     kind = m.group("kind").lower() if m else ""
     if kind in _FIX_KINDS:
@@ -136,6 +145,17 @@ def commit_kind(subject: str) -> str:
     if kind in _FEATURE_KINDS or (not m and _ADDS.match(subject.strip())):
         return "feature"
     return "progress"
+
+
+def undone_subject(subject: str) -> str | None:
+    """The subject of the commit a revert undoes (`Revert "Add retries"` -> `Add retries`;
+    `Reapply "Add retries"` -> `Revert "Add retries"`), else None."""
+    m = _UNDOES.match(subject.strip())
+    if m is None:
+        return None
+    if m.group("verb") == "Reapply":
+        return f'Revert "{m.group("quoted")}"'
+    return m.group("quoted") or m.group("rest")
 
 
 def docs_commit_scope(subject: str) -> str | None:
@@ -171,6 +191,11 @@ def is_check_command(shown: str) -> bool:
 def is_git_commit(command: str) -> bool:
     """`git commit`, also with `-C dir` before it."""
     return _GIT_COMMIT.search(command) is not None
+
+
+def is_git_revert(command: str) -> bool:
+    """`git revert`, also with `-C dir` before it: a commit when its output names one."""
+    return _GIT_REVERT.search(command) is not None
 
 
 def is_cortex_command(command: str) -> bool:

@@ -14,6 +14,7 @@ from cortex.core.extract.commands import (
     is_check_command,
     is_cortex_command,
     is_git_commit,
+    is_git_revert,
     parse_commit,
     parse_git_add_paths,
     render_command,
@@ -237,9 +238,12 @@ def _commits(turn: _Turn, project_root: str | None) -> Found:
     found: Found = []
     for use, message in _calls(turn.messages):
         command = _command(use)
-        if command is None or not is_git_commit(command) or use.result is None or use.failed:
+        if command is None or use.result is None or use.failed:
             continue
-        sha, subject = parse_commit(command, use.result.content)
+        revert = is_git_revert(command)  # a commit only as its output shows it (`-m 1` is no message)
+        if not (revert or is_git_commit(command)):
+            continue
+        sha, subject = parse_commit("" if revert else command, use.result.content)
         if not subject:
             continue
         added = (relative_path(p, project_root) for p in parse_git_add_paths(command))

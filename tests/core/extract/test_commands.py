@@ -8,6 +8,7 @@ from cortex.core.extract.commands import (
     is_build_command,
     is_cortex_command,
     is_git_commit,
+    is_git_revert,
     is_same_command,
     is_test_command,
     only_discards,
@@ -16,6 +17,7 @@ from cortex.core.extract.commands import (
     parse_git_add_paths,
     render_command,
     split_steps,
+    undone_subject,
 )
 
 
@@ -103,6 +105,17 @@ def test_parse_commit() -> None:
     # A quiet commit says nothing, and what follows it does not undo it.
     quiet = 'git commit -q -m "feat: parser" && echo committed && git push'
     assert parse_commit(quiet, "committed\nTo github.com:dev/app.git") == ("", "feat: parser")
+
+
+def test_what_a_revert_undoes() -> None:
+    assert is_git_revert("git revert --no-edit HEAD") and is_git_revert("git -C app revert abc1234")
+    assert not is_git_revert("git commit -m 'revert the retries'") and not is_git_revert("gitrevert x")
+    assert undone_subject('Revert "Add retries"') == "Add retries"
+    assert undone_subject('Revert "Revert "Add retries""') == 'Revert "Add retries"'
+    assert undone_subject('Reapply "Add retries"') == 'Revert "Add retries"'  # git 2.43 on
+    assert undone_subject("revert: feat(api): add retries") == "feat(api): add retries"
+    assert undone_subject("Reverted the flaky test to skip") is None
+    assert undone_subject("fix: revert to the old parser") is None
 
 
 def test_git_add_paths() -> None:

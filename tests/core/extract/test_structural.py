@@ -161,6 +161,19 @@ def test_commits_use_git_output_then_the_message() -> None:
     assert found[1].files == ("cortex/a.py", "cortex/b.py")
 
 
+def test_a_revert_is_a_commit_only_as_its_output_shows_it() -> None:
+    subject = "Retry upstream calls with exponential backoff"
+    reverted = bash(
+        "git revert --no-edit HEAD", f'[main 5c4b3a2] Revert "{subject}"\n 1 file changed', tid="1"
+    )
+    staged = bash("git revert --no-commit HEAD~2", "", tid="2")  # nothing committed yet
+    # A merge's revert names its parent with `-m 1`: no message, and here a conflict.
+    clash = bash("git revert -m 1 abc1234", "error: could not revert abc1234... Merge x", error=True, tid="3")
+    (found,) = run(*turn("that charges twice, revert it", reverted, staged, clash))
+    assert found.content == f'Committed 5c4b3a2: Revert "{subject}"'
+    assert found.type is MemoryType.DECISION  # a change of course, as "switch from X to Y" is
+
+
 def test_a_commit_is_typed_by_what_it_records() -> None:
     # Real subjects (shortened): a fix records a problem and its cure, "switch from X to Y" a
     # decision, a feature what the code now has; documentation and the rest are progress.
