@@ -72,6 +72,8 @@ _SETUP_PREFIX = re.compile(
     r"^\s*(?:(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)|\w+=(?:\"[^\"]*\"|'[^']*'|\S*))\s*(?:&&|;)\s*)+"
 )
 _CONTINUED = re.compile(r"\\\n\s*")
+# Variables set for the one command after them (`CI=1 LOG=debug pnpm build`).
+_INLINE_ENV = re.compile(r"^\s*(?:\w+=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+(?=\S)")
 _VERSIONED = re.compile(r"[\d.]+$")  # python3 -> python, pip3.11 -> pip
 _QUOTED = r"'[^']*'|\"(?:[^\"\\]|\\.)*\""  # a single- or double-quoted shell string
 # A command line's pieces: a quoted string (kept whole), an escaped character, a step separator
@@ -179,13 +181,13 @@ def is_test_command(command: str) -> bool:
 
 def is_build_command(command: str) -> bool:
     """A build, install, lint or run command whose failure is worth remembering."""
-    return _BUILD.match(command) is not None and not is_test_command(command)
+    return _BUILD.match(without_inline_env(command)) is not None and not is_test_command(command)
 
 
 def is_check_command(shown: str) -> bool:
     """A build, lint or type check (`cargo build`, `nix flake check`, `tsc`): its success says
     the code is in a known good state."""
-    return _CHECK.match(shown) is not None
+    return _CHECK.match(without_inline_env(shown)) is not None
 
 
 def is_git_commit(command: str) -> bool:
@@ -212,16 +214,30 @@ def render_command(command: str) -> str:
     return clip(first, MAX_COMMAND_CHARS)
 
 
+def inline_env(command: str) -> str:
+    """The variables a command line sets for its command alone (`CI=1 pnpm build` -> `CI=1`)."""
+    m = _INLINE_ENV.match(command)
+    return m.group(0).strip() if m else ""
+
+
+def without_inline_env(command: str) -> str:
+    """The command without the variables set for it alone (`CI=1 pnpm build` -> `pnpm build`)."""
+    return _INLINE_ENV.sub("", command, count=1)
+
+
 def is_same_command(a: str, b: str) -> bool:
     """The same command, or a retry with small changes (`python x.py` -> `python3 x.py`, a URL
-    quoted, `2>&1 &` added)."""
+    quoted, `2>&1 &` added, a variable set for it: `DATABASE_URL=... pnpm migrate`)."""
+    a, b = without_inline_env(a), without_inline_env(b)
     if a == b:
         return True
     wa, wb = _retry_words(a), _retry_words(b)
     if not wa or not wb or _VERSIONED.sub("", wa[0]) != _VERSIONED.sub("", wb[0]):
         return False
     sa, sb = set(wa[1:]), set(wb[1:])
-    return len(sa & sb) / max(1, len(sa | sb)) >= SAME_COMMAND_MIN_JACCARD
+    if not sa and not sb:
+        return True  # the program alone both times (`make`, `make 2>&1`)
+    return len(sa & sb) / len(sa | sb) >= SAME_COMMAND_MIN_JACCARD
 
 
 def _retry_words(command: str) -> list[str]:

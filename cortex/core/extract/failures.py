@@ -19,6 +19,7 @@ from dataclasses import replace
 from cortex.core.extract.commands import (
     changes_something,
     clip,
+    inline_env,
     is_build_command,
     is_check_command,
     is_cortex_command,
@@ -28,6 +29,7 @@ from cortex.core.extract.commands import (
     only_discards,
     render_command,
     split_steps,
+    without_inline_env,
 )
 from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
 from cortex.core.extract.runs import command_runs
@@ -91,7 +93,7 @@ def command_family(shown: str) -> str:
     `nix flake check`, `pytest tests/a.py -q` -> `pytest`): runs of one family share a state.
     A package script is its own family whatever its name (`npm run test:e2e`, `yarn build:prod`):
     `npm run lint` passing says nothing of `npm run build`."""
-    words = shown.split()
+    words = without_inline_env(shown).split()
     if len(words) >= 2 and words[0] in _SCRIPT_RUNNERS:
         if words[1] == "run" and len(words) > 2 and not words[2].startswith("-"):
             return " ".join(words[:3])
@@ -124,14 +126,17 @@ def extract_failures(messages: Sequence[Message]) -> Found:
         error = error_digest(result.content)
         if (shown, error) in reported:
             continue
-        fixed = _later_success(calls[index + 1 :], shown)
+        success = _later_success(calls[index + 1 :], shown)
+        fixed = success[0] if success else None
         start = position[id(message)] + 1
-        if fixed is not None:
+        if success is not None and fixed is not None:
             between = messages[start : position[id(fixed)] + 1]
             why = _explanation(between)
             # Without a why, what the assistant changed says the fix, when the error is named.
             what = why or (_change(between) if error else "")
             ran = _fix_commands(calls[index + 1 :], fixed, shown, not why) if (why or error) else []
+            if inline_env(success[1]) not in ("", inline_env(shown)):  # run with a variable set
+                ran = [success[1], *ran][:MAX_FIX_COMMANDS]
             if what or ran:
                 reported.add((shown, error))
                 tail = f"fix: {what or 'ran'}{_ran(ran, bool(what))}"
@@ -260,18 +265,19 @@ def _command(use: ToolUse) -> str | None:
     return command
 
 
-def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> Message | None:
-    """The message of the next run of the same command that succeeded by the evidence: a run
-    whose status `| tail` hid but whose output still shows failures is no success, and a test
-    run needs a passing verdict."""
+def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> tuple[Message, str] | None:
+    """The message and the command of the next run of the same command that succeeded by the
+    evidence: a run whose status `| tail` hid but whose output still shows failures is no
+    success, and a test run needs a passing verdict."""
     for use, message in calls:
         command, result = _command(use), use.result
-        if command and result and use.failed is False and is_same_command(render_command(command), shown):
+        run = render_command(command) if command else ""
+        if command and result and use.failed is False and is_same_command(run, shown):
             verdict = parse_command_outcome(
                 command, result.content, is_error=result.is_error, exit_code=result.exit_code
             ).verdict
             if verdict is Verdict.PASSED or (verdict is Verdict.UNKNOWN and not is_test_run(command)):
-                return message
+                return message, run
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cortex.core.extract.commands import (
+    inline_env,
     is_build_command,
     is_cortex_command,
     is_git_commit,
@@ -18,6 +19,7 @@ from cortex.core.extract.commands import (
     render_command,
     split_steps,
     undone_subject,
+    without_inline_env,
 )
 
 
@@ -105,6 +107,15 @@ def test_parse_commit() -> None:
     # A quiet commit says nothing, and what follows it does not undo it.
     quiet = 'git commit -q -m "feat: parser" && echo committed && git push'
     assert parse_commit(quiet, "committed\nTo github.com:dev/app.git") == ("", "feat: parser")
+
+
+def test_variables_set_for_one_command() -> None:
+    command = "DATABASE_URL=postgres://localhost:5433/app LOG='a b' pnpm run migrate"
+    assert inline_env(command) == "DATABASE_URL=postgres://localhost:5433/app LOG='a b'"
+    assert without_inline_env(command) == "pnpm run migrate"
+    assert inline_env("pnpm run migrate") == "" and inline_env("X=1") == ""  # an assignment alone
+    assert is_same_command(command, "pnpm run migrate")  # a retry with a variable set
+    assert is_same_command("make", "make 2>&1") and not is_same_command("make", "cmake")
 
 
 def test_what_a_revert_undoes() -> None:

@@ -309,6 +309,36 @@ def test_a_background_command_fails_where_bash_output_reports_it() -> None:
     assert not any("Command failing" in c.content for c in run(*messages))
 
 
+def test_a_failure_fixed_by_setting_a_variable_for_the_command_is_a_gotcha_with_that_fix() -> None:
+    # The retry differs only in a variable set for it: that is the fix, and the failure is over.
+    failed = bash(
+        "pnpm run migrate", "Error: DATABASE_URL is not set\n    at loadConfig", error=True, tid="1"
+    )
+    retried = bash(
+        "DATABASE_URL=postgres://localhost:5433/app pnpm run migrate", "Applied 3 migrations", tid="2"
+    )
+    messages = [
+        user("run the migrations"),
+        assistant(uses=(failed,)),
+        assistant("Local dev uses the compose database.", uses=(retried,)),
+    ]
+    found = run(*messages)
+    assert not any("Command failing" in c.content for c in found)
+    (gotcha,) = [c for c in found if c.type is MemoryType.GOTCHA]
+    assert gotcha.content == (
+        "`pnpm run migrate` failed (Error: DATABASE_URL is not set); "
+        "fix: ran `DATABASE_URL=postgres://localhost:5433/app pnpm run migrate`"
+    )
+    # The same variables both times: the retry is not what fixed it.
+    again = bash("CI=1 pnpm build", "Compiled successfully", tid="4")
+    flaky = bash("CI=1 pnpm build", "Error: ENOSPC: no space left on device", error=True, tid="3")
+    found = run(user("build it"), assistant(uses=(flaky,)), assistant(uses=(again,)))
+    assert not [c for c in found if c.type is MemoryType.GOTCHA]
+    assert any(
+        c.content == "`CI=1 pnpm build` succeeds" and "state:command:pnpm build" in c.tags for c in found
+    )
+
+
 def test_failure_fixed_by_another_command_is_a_gotcha_when_explained() -> None:
     messages = [
         user("restart the server"),
