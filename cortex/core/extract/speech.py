@@ -58,7 +58,7 @@ _OPTION = re.compile(
     r"\((?i:[a-h])\)\s|[A-H]\)\s)",
 )
 MIN_OPTIONS = 2
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")  # a bullet or a numbered item's mark
 # A question mark that ends a sentence (not a URL's query: `/api?page=1`), and what may follow
 # it on the line: an aside in brackets ("Do you have the password? (Often `root`)").
 _ASKS = re.compile(r"\?[*_\"')]*(?:\s+\([^()]*\))?[*_ ]*$")
@@ -110,7 +110,7 @@ def only_asks(lines: Sequence[str]) -> bool:
         return False
     for line in said[1:]:
         ask = _ASKS.search(line)
-        if ask is None or _STATED.search(_LIST_ITEM.sub("", line[: ask.start()], count=1)):
+        if ask is None or _STATED.search(LIST_ITEM.sub("", line[: ask.start()], count=1)):
             return False
     return True
 
@@ -134,7 +134,7 @@ def without_offers(lines: Sequence[str]) -> list[str]:
         if _OFFER.search(line):
             skipping = True
             continue
-        if skipping and _LIST_ITEM.match(line):
+        if skipping and LIST_ITEM.match(line):
             continue
         skipping = False
         out.append(line)

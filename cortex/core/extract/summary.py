@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from cortex.core.extract.speech import (
+    LIST_ITEM,
     MIN_OPTIONS,
     ends_asking,
     is_guess,
@@ -69,7 +70,6 @@ _DECORATION = re.compile(
 )
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 _SPACES = re.compile(r"[ \t]{2,}")
@@ -224,7 +224,7 @@ def word_count(text: str) -> int:
 
 
 def _is_heading(line: str) -> bool:
-    return not _BULLET.match(line) and not line.startswith("`") and word_count(line) <= MAX_HEADING_WORDS
+    return not LIST_ITEM.match(line) and not line.startswith("`") and word_count(line) <= MAX_HEADING_WORDS
 
 
 def report_sections(lines: Sequence[str]) -> list[str]:
@@ -272,7 +272,7 @@ def without_lead_in(text: str) -> str:
     out = []
     for i, line in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        follows = bool(nxt) and (_BULLET.match(nxt) is not None or nxt.startswith("`"))
+        follows = bool(nxt) and (LIST_ITEM.match(nxt) is not None or nxt.startswith("`"))
         if line.endswith((":", "\uff1a")) and not follows and not _is_heading(line):
             line = " ".join(_SENTENCE_BREAK.split(line)[:-1]).strip()
         if line:
@@ -290,9 +290,9 @@ def without_talk(line: str) -> str:
     kept = [without_acknowledgement(s) for s in sentences if not is_talk(s)]
     if kept == sentences:
         return line
-    bullet = _BULLET.match(line)
+    bullet = LIST_ITEM.match(line)
     text = " ".join(kept).strip()
-    if bullet and text and not _BULLET.match(text):
+    if bullet and text and not LIST_ITEM.match(text):
         text = bullet.group(0).strip() + " " + text
     return text if word_count(text) > 1 else ""
 
@@ -339,11 +339,11 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
         if line == CLIP_MARK:  # the tail of a clipped result: the heading over it is gone
             heading, pending, listed = "", None, False
             continue
-        bullet = _BULLET.match(line) is not None
+        bullet = LIST_ITEM.match(line) is not None
         if heading.endswith((":", "\uff1a")) and listed and not bullet:
             heading = ""  # "The detector now:" covers its list, not the note after it
         listed = listed or bullet
-        plain = _BULLET.sub("", line).strip()
+        plain = LIST_ITEM.sub("", line).strip()
         bare = plain.rstrip(":：").strip().casefold()
         match = _LABEL.match(plain)
         kind = _LABEL_TYPES.get(match.group(1).strip().casefold()) if match else None
