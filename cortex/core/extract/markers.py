@@ -120,6 +120,15 @@ _NARRATION = re.compile(
     r"all (?:done|green|clean))",
     re.IGNORECASE,
 )
+# A pick that names only an option's label ("Let's go with option B.", "going with the second
+# one"): what it chose was said in an earlier message, and the sentence alone says nothing.
+_PICK_ONLY = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|yes|yeah|great|sure|alright)\W+)*(?:(?:let'?s|we'?ll|i'?ll|we|i)\s+)?"
+    r"(?:go|going|went)\s+with\s+(?:(?:option|approach|plan|choice|alternative|number|variant)\s+)?"
+    r"(?:#?\d{1,2}|[a-e]|one|two|three|the (?:first|second|third|last|former|latter)(?: one| option)?)"
+    r"(?:\s+(?:then|please|for now))?\W*$",
+    re.IGNORECASE,
+)
 _CAUSAL = re.compile(r"\b(?:because|since|so that|due to|which means|otherwise|as a result)\b", re.I)
 _IDENTIFIER = re.compile(r"`[^`]+`|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b\w+\(\)|\b\w+\.\w+\(")
 _PATHISH = re.compile(r"\b[\w-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|js|ex|exs|go|rs|rb|md|toml|json|ya?ml)\b")
@@ -162,7 +171,7 @@ class Scored:
 def score_sentence(sentence: str, role: Role) -> Scored | None:
     """Marker weight + specificity - hedges - narration - length penalties, or None if unmarked."""
     hits = [m for m in MARKERS if role in m.roles and m.pattern.search(sentence)]
-    if not hits:
+    if not hits or _PICK_ONLY.match(sentence):
         return None
     best = max(hits, key=lambda m: m.weight)
     labels = tuple(dict.fromkeys(m.label for m in hits))

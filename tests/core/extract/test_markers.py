@@ -58,6 +58,9 @@ def lexical(*messages: Message, words: frozenset[str] = frozenset()) -> list[Can
         ("Should we use Redis for the queue?", A, None),
         ("Let me check what the convention is in this repo:", A, None),
         ("We decided.", A, None),
+        ("Let's go with option B.", U, None),  # the choice is in the message before it
+        ("Ok, let's go with the second one.", U, None),
+        ("We went with plan B for the rollout because the deadline moved.", U, DEC),
         ("I prefer small commits with imperative subject lines.", A, None),  # only users have prefs
     ],
 )  # fmt: skip
