@@ -204,6 +204,31 @@ RIGHT_ANSWER = (
 )
 
 
+def test_next_steps_of_an_earlier_turn_give_way_to_the_latest_report(project: Path) -> None:
+    # "Next steps:" items say where the work stood then: once a later report says where it
+    # stands, the step it did is no longer open; the step still listed stays.
+    first = (
+        "## Summary\nAdded `GET /users` returning all users.\n\n## Next steps\n"
+        "- Add pagination to `GET /users` (it returns every row today)\n"
+        "- Add an index on `users.created_at` for the sort"
+    )
+    last = (
+        "## Summary\n`GET /users` is now paginated with `?page=` and `?limit=` (max 100 per page).\n\n"
+        "## Remaining\n- Add an index on `users.created_at` for the sort"
+    )
+    cx = capture_turns(
+        project, [answer_turn(1, "add the users endpoint", first), answer_turn(2, "paginate it", last)]
+    )
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        paging = [m for m in memories if m.content.startswith("Add pagination")]
+        assert paging and all(m.status is Status.SUPERSEDED for m in paging)
+        index = [m for m in memories if m.content.startswith("Add an index") and m.status is Status.ACTIVE]
+        assert len(index) == 1
+    finally:
+        cx.close()
+
+
 def test_an_answer_the_user_rejects_is_withdrawn(project: Path) -> None:
     # Real shape: the user's next prompt opens with "read what I said" / "wrong, ...".
     turns = [

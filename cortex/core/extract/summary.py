@@ -188,7 +188,9 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
             if untyped or candidate.type is not MemoryType.CONTEXT:
                 found.append((candidate, message))
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
-        found.append((turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, (FINDING_TAG,)), message))
+        # "Next steps:", "Status:", "Remaining:" say where the work stands: a state, as its section is.
+        tags = (FINDING_TAG, STATE_TAG) if kind is MemoryType.PROGRESS else (FINDING_TAG,)
+        found.append((turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, tags), message))
     return found
 
 
@@ -349,6 +351,8 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
         kind = _LABEL_TYPES.get(match.group(1).strip().casefold()) if match else None
         if kind is None and bare in _LABEL_TYPES:
             pending = _LABEL_TYPES[bare]
+            # "Next steps:" opens a section of its own; "Problem:" is the heading's problem.
+            heading = "" if pending is MemoryType.PROGRESS else heading
             continue
         if kind is not None and match is not None:
             body = match.group(2).strip()
@@ -358,7 +362,8 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
             # A short numbered title over a list ("### 2. **opentelemetry**" loses its `###` in
             # cleaning): the items under it are about it, not about the report's title. A numbered
             # step ("3. Press Enter.") or a labelled line ("4. Testing: before release") is not one.
-            if _is_heading(line) or (_NUMBERED.match(line) and _is_title(plain)):
+            titled = _NUMBERED.match(line) and _is_title(plain)
+            if titled or (_is_heading(line) and not _ends_sentence(plain)):
                 heading, listed = plain, False
             continue
         pending = None
@@ -372,7 +377,12 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
 
 
 def _is_title(text: str) -> bool:
-    return _is_heading(text) and ": " not in text and not text.rstrip("*_ ").endswith((".", "!", "?"))
+    return _is_heading(text) and ": " not in text and not _ends_sentence(text)
+
+
+def _ends_sentence(text: str) -> bool:
+    """A line that ends as a sentence does ("Added `GET /users` to the API."): not a heading."""
+    return text.rstrip("*_ ").endswith((".", "!", "?"))
 
 
 def _section_candidate(section: str, left_open: bool, headless: bool, asks: bool) -> Candidate:

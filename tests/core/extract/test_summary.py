@@ -51,8 +51,10 @@ def test_a_report_becomes_typed_sections_without_decoration() -> None:
     found = extract_reports([user("fix the docs please"), assistant(REPORT)])
     by_tag = {tag: [c for c, _ in found if tag in c.tags] for tag in (REPORT_TAG, STATE_TAG, FINDING_TAG)}
     state = by_tag[STATE_TAG]
-    assert [c.type for c in state] == [MemoryType.PROGRESS]
-    assert state[-1].content.startswith("Current Status\n- The API is running on port 8000")
+    # The section, and the first line under its label: both say where things stand.
+    assert [c.type for c in state] == [MemoryType.PROGRESS, MemoryType.PROGRESS]
+    assert state[0].content.startswith("Current Status\n- The API is running on port 8000")
+    assert state[1].content.startswith("The API is running on port 8000") and FINDING_TAG in state[1].tags
     issue = [c for c in by_tag[REPORT_TAG] if c.type is MemoryType.GOTCHA]
     assert issue and "LOG_LEVEL=DEBUG" in issue[0].content
     assert all("✅" not in c.content and "**" not in c.content and "##" not in c.content for c, _ in found)
@@ -158,6 +160,20 @@ def test_a_list_lead_in_is_no_subject_of_the_note_after_its_list() -> None:
         assert items == [
             (MemoryType.GOTCHA, "Convex push errors: the AWS us-east-1 outage took the backend down")
         ], heading
+
+
+def test_a_sentence_is_no_heading_and_next_steps_open_a_section_of_their_own() -> None:
+    # A summary's one-line sentence is not the subject of the next steps under it, nor is the
+    # heading over that sentence; a finding's label stays under its heading.
+    report = clean_report(
+        "## Summary\nAdded `GET /users` returning all users.\n\n"
+        "## Next steps\n- Add pagination to `GET /users` (it returns every row today)\n\n"
+        "## Slow dashboard\nProblem:\nThe endpoint runs one query per project inside the loop"
+    )
+    assert labelled_items(report) == [
+        (MemoryType.PROGRESS, "Add pagination to `GET /users` (it returns every row today)"),
+        (MemoryType.GOTCHA, "Slow dashboard: The endpoint runs one query per project inside the loop"),
+    ]
 
 
 def test_a_numbered_title_is_the_subject_of_the_notes_under_it() -> None:
