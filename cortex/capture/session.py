@@ -22,6 +22,7 @@ from cortex.app import Cortex
 from cortex.capture import write as writer
 from cortex.capture.queue import QueueEntry, message_probe
 from cortex.capture.supersession import (
+    close_open_states,
     retract_answer,
     supersede_by_manifest,
     supersede_reverted,
@@ -228,6 +229,8 @@ def _commit_chunk(
             states = writer.write_batch(cx, store, [_item(s, git) for s in latest], read_at)
             said = max((s.said_at for s in latest if s.said_at is not None), default=None)
             supersede_states(cx, store, [o.memory for o in states], said)
+            last = max((s.said_at for s in turn if s.said_at is not None), default=None)
+            close_open_states(cx, store, turn[0].session_id, min(s.end_offset for s in turn), last)
             outcomes += states
         for rejection in rejected:
             retract_answer(cx, store, rejection)

@@ -4,6 +4,7 @@
   a newer note of the same key on the same branch (`core/write/state.py` decides which).
 - What an answer reported as found is withdrawn when the user's next prompt says that answer
   was wrong ("wrong, you must open the link", "read what I said").
+- A state that left a choice or a question to the user is closed by the next turn of its session.
 - A revert commit withdraws the note of the commit it undoes (`Revert "X"` -> "Committed ...: X").
 
 Nothing is deleted: superseded memories stay in history and `cortex get` shows them. Applied
@@ -31,7 +32,7 @@ from cortex.core.extract.manifests import DROPS_PREFIX, MANIFEST_TAG
 from cortex.core.extract.pipeline import Rejection
 from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
 from cortex.core.extract.structural import EDITS_TAG
-from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
+from cortex.core.extract.summary import FINDING_TAG, OPEN_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.recall.query import text_query
 from cortex.core.text import content_hash
@@ -71,6 +72,24 @@ def supersede_states(
         if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
             continue
         _retire(cx, store, old, superseded_by(newest, old), now)
+
+
+def close_open_states(
+    cx: Cortex, store: MemoryStore, session_id: str | None, turn_start: int, said_at: datetime | None
+) -> None:
+    """A state that left a choice or a question to the user ("Option A ... Option B ... Which do
+    you prefer?") is where things stood until the user replied: a later turn of its session
+    (starting at `turn_start`, said at `said_at`) answered it, so it no longer says where they
+    stand. History keeps it."""
+    if session_id is None:
+        return
+    now = cx.now()
+    for old in store.tagged(OPEN_TAG, [MemoryType.PROGRESS.value]):
+        offset, said = old.source.transcript_offset, old.source.said_at
+        if old.status is not Status.ACTIVE or old.source.session_id != session_id or offset is None:
+            continue
+        if offset < turn_start and (said_at is None or said is None or said <= said_at):
+            _retire(cx, store, old, None, now)
 
 
 # A commit's note: "Committed <sha>: <subject>" and, after it, " (<body>)".

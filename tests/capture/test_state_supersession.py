@@ -17,6 +17,7 @@ from cortex.capture.queue import QueueEntry
 from cortex.capture.session import GitFacts, capture_session
 from cortex.capture.supersession import work_items
 from cortex.core.extract.pipeline import GitContext
+from cortex.core.extract.summary import OPEN_TAG
 from cortex.core.model import EdgeType, Memory, Scope, Status
 from cortex.paths import resolve_paths
 from tests.conftest import T0
@@ -225,6 +226,40 @@ def test_next_steps_of_an_earlier_turn_give_way_to_the_latest_report(project: Pa
         assert paging and all(m.status is Status.SUPERSEDED for m in paging)
         index = [m for m in memories if m.content.startswith("Add an index") and m.status is Status.ACTIVE]
         assert len(index) == 1
+    finally:
+        cx.close()
+
+
+def test_options_left_to_the_user_are_closed_by_the_next_turn(project: Path) -> None:
+    # The choice the user was asked for is made in the next turn: the options no longer say
+    # where things stand. The last turn's open question, and another session's, stay.
+    options = (
+        "Two options:\n\n**Option A: Local disk** - simple, but breaks with more than one web server.\n\n"
+        "**Option B: S3 with presigned URLs** - clients upload directly.\n\nWhich do you prefer?"
+    )
+    asked = (
+        "Upload limits, two options:\n\n**Option A: a 5 MB cap** - simple.\n\n"
+        "**Option B: caps per plan** - needs the billing API.\n\nWhich do you prefer?"
+    )
+    thumbs = options.replace("Two options:", "Two options for thumbnails:")
+    elsewhere = [{**r, "sessionId": "other"} for r in answer_turn(9, "and the thumbnails?", thumbs)]
+    cx = capture_turns(project, [elsewhere], session="other")
+    turns = [
+        answer_turn(1, "how should we store avatars?", options),
+        answer_turn(2, "B", "Going with S3 presigned uploads: the `/avatars/presign` endpoint is in place."),
+        answer_turn(3, "ok", asked),
+    ]
+    capture_turns(project, turns, cx=cx)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        opened = {
+            (m.source.session_id, m.content.split("\n")[0]): m.status for m in memories if OPEN_TAG in m.tags
+        }
+        assert opened == {
+            ("other", "Two options for thumbnails:"): Status.ACTIVE,
+            ("s1", "Two options:"): Status.SUPERSEDED,
+            ("s1", "Option A: a 5 MB cap - simple."): Status.ACTIVE,
+        }
     finally:
         cx.close()
 

@@ -40,6 +40,7 @@ from cortex.core.write.state import STATE_TAG
 
 REPORT_TAG = "turn-report"
 FINDING_TAG = "turn-finding"
+OPEN_TAG = "turn-open"  # a state that leaves a choice or a question to the user
 SUBAGENT_TAG = "subagent"  # second-hand: recall finds it, the briefing leaves it out
 MIN_SECTION_WORDS = 12
 MAX_SECTION_CHARS = 700
@@ -181,10 +182,8 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
     for group in _section_groups(lines):
         headless = group[:1] == [CLIP_MARK]  # a clipped result's tail: its heading was cut away
         if section := _section_text(group[1:] if headless else group):
-            left_open = (
-                answer or leaves_it_open(group) or only_asks(group) or (choices and option_lines(group) > 0)
-            )
-            candidate = _section_candidate(section, left_open, headless, ends_asking(group))
+            asks = leaves_it_open(group) or only_asks(group) or (choices and option_lines(group) > 0)
+            candidate = _section_candidate(section, answer or asks, headless, asks or ends_asking(group))
             if untyped or candidate.type is not MemoryType.CONTEXT:
                 found.append((candidate, message))
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
@@ -385,12 +384,13 @@ def _ends_sentence(text: str) -> bool:
     return text.rstrip("*_ ").endswith((".", "!", "?"))
 
 
-def _section_candidate(section: str, left_open: bool, headless: bool, asks: bool) -> Candidate:
+def _section_candidate(section: str, state: bool, headless: bool, asks: bool) -> Candidate:
     kind = MemoryType.CONTEXT if headless else section_kind(section)
-    if left_open or (kind in _SETTLED_ONLY and (asks or is_guess(section))):
+    if state or (kind in _SETTLED_ONLY and (asks or is_guess(section))):
         kind = MemoryType.PROGRESS  # options, a question to the user or a guess: not settled yet
-    tag = STATE_TAG if kind is MemoryType.PROGRESS else REPORT_TAG
-    return turn_candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, (tag,))
+    tags = (STATE_TAG, OPEN_TAG) if asks else (STATE_TAG,)  # what asks waits on the user's reply
+    tags = tags if kind is MemoryType.PROGRESS else (REPORT_TAG,)
+    return turn_candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, tags)
 
 
 def turn_candidate(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cortex.core.extract.summary import (
     FINDING_TAG,
+    OPEN_TAG,
     REPORT_CONFIDENCE,
     REPORT_PRIORITY,
     REPORT_TAG,
@@ -130,6 +131,18 @@ def test_section_kinds_follow_the_heading() -> None:
         "I've committed and pushed the dependency fixes.",
     ):
         assert section_kind(unsettled + "\nbody") is MemoryType.PROGRESS, unsettled
+
+
+def test_a_state_that_waits_on_the_user_is_marked_open() -> None:
+    # Options and a question wait on the user's reply; an answer about how things stand does not.
+    options = (
+        "Two options:\n\n**Option A: Local disk** - simple, but breaks with more than one web server.\n\n"
+        "**Option B: S3 with presigned URLs** - clients upload directly.\n\nWhich do you prefer?"
+    )
+    answer = "No - the project uses npm, not Bun.\n\nEvidence:\n- `package-lock.json` is the lockfile"
+    for text, tags in ((options, {STATE_TAG, OPEN_TAG}), (answer, {STATE_TAG})):
+        found = [c for c, _ in extract_reports([user("what now?"), assistant(text)]) if STATE_TAG in c.tags]
+        assert found and all(set(c.tags) == tags for c in found), text
 
 
 def test_sections_are_cut_at_headings_and_bounded() -> None:
