@@ -25,8 +25,8 @@ from cortex.capture.supersession import (
     close_open_states,
     retract_answer,
     supersede_by_manifest,
-    supersede_reverted,
     supersede_states,
+    supersede_undone,
 )
 from cortex.core.extract.pipeline import (
     GitContext,
@@ -223,7 +223,7 @@ def _commit_chunk(
             others = [s for s in turn if not is_state(s.candidate.tags)]
             written = writer.write_batch(cx, store, [_item(s, git) for s in others], read_at)
             merged = supersede_by_manifest(cx, store, [o.memory for o in written])
-            supersede_reverted(cx, store, [o.memory for o in written])
+            supersede_undone(cx, store, [o.memory for o in written])
             outcomes += [replace(o, memory=merged.get(o.memory.id, o.memory)) for o in written]
             latest = [s for s in turn if is_state(s.candidate.tags)]
             states = writer.write_batch(cx, store, [_item(s, git) for s in latest], read_at)

@@ -5,6 +5,8 @@
 - What an answer reported as found is withdrawn when the user's next prompt says that answer
   was wrong ("wrong, you must open the link", "read what I said").
 - A state that left a choice or a question to the user is closed by the next turn of its session.
+- A change of course ("switched the cache from SQLite to Redis") withdraws the earlier decision
+  it overturns (`core/write/overturn.py` decides which).
 - A revert commit withdraws the note of the commit it undoes (`Revert "X"` -> "Committed ...: X").
 
 Nothing is deleted: superseded memories stay in history and `cortex get` shows them. Applied
@@ -37,6 +39,7 @@ from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.recall.query import text_query
 from cortex.core.text import content_hash
 from cortex.core.write.apply import superseded, supersedes_edge
+from cortex.core.write.overturn import changes_of_course, overturns
 from cortex.core.write.state import (
     REPORT_KEY,
     STATE_PREFIX,
@@ -90,6 +93,39 @@ def close_open_states(
             continue
         if offset < turn_start and (said_at is None or said is None or said <= said_at):
             _retire(cx, store, old, None, now)
+
+
+# What a change of course can overturn: a decision or a design the session's reports, plans or
+# commits stated. What the user said or asked to keep is theirs to change.
+_COURSE_TYPES = [MemoryType.DECISION.value, MemoryType.ARCHITECTURE.value]
+_COURSE_TAGS = frozenset((REPORT_TAG, FINDING_TAG, PLAN_TAG))
+_OVERTURN_LOOKUP = 50  # notes searched for the name a change of course left
+
+
+def supersede_undone(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
+    """What the notes just written undo: the commit a revert reverts, the decisions a change of
+    course overturns."""
+    supersede_reverted(cx, store, written)
+    supersede_overturned(cx, store, written)
+
+
+def supersede_overturned(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
+    """A decision just stored that changes course ("Switched the pricing cache from SQLite to
+    Redis") withdraws the earlier decisions and designs it overturns (history keeps them)."""
+    for new in written:
+        if new.type is not MemoryType.DECISION or new.status is not Status.ACTIVE:
+            continue
+        for change in changes_of_course(new.content):
+            query = text_query(change.old)
+            hits = store.search_text(query, _OVERTURN_LOOKUP, ("active",)) if query else []
+            for old in store.get_many(i for i, _ in hits).values():
+                if old.id == new.id or old.pinned or old.type.value not in _COURSE_TYPES:
+                    continue
+                if _COURSE_TAGS.isdisjoint(old.tags) and not _COMMITTED.match(old.content):
+                    continue
+                said, when = new.source.said_at, old.source.said_at
+                if (said is None or when is None or when <= said) and overturns(change, old.content):
+                    _retire(cx, store, old, new.id, cx.now())
 
 
 # A commit's note: "Committed <sha>: <subject>" and, after it, " (<body>)".

@@ -18,7 +18,7 @@ from cortex.capture.session import GitFacts, capture_session
 from cortex.capture.supersession import work_items
 from cortex.core.extract.pipeline import GitContext
 from cortex.core.extract.summary import OPEN_TAG
-from cortex.core.model import EdgeType, Memory, Scope, Status
+from cortex.core.model import EdgeType, Memory, MemoryType, Scope, Status
 from cortex.paths import resolve_paths
 from tests.conftest import T0
 from tests.support.transcript_builders import (
@@ -260,6 +260,40 @@ def test_options_left_to_the_user_are_closed_by_the_next_turn(project: Path) -> 
             ("s1", "Two options:"): Status.SUPERSEDED,
             ("s1", "Option A: a 5 MB cap - simple."): Status.ACTIVE,
         }
+    finally:
+        cx.close()
+
+
+def test_a_change_of_course_withdraws_the_decision_it_overturns(project: Path) -> None:
+    # The cache was decided in SQLite, then moved to Redis under load: the first decision no
+    # longer holds. A decision on another subject that also names SQLite, and the user's own
+    # rule, stay.
+    queue = "## Decision\nThe job queue stays in SQLite with one writer process."
+    cache = "## Decision\nWe'll cache pricing responses in SQLite (`cache.db`): it needs no extra service."
+    moved = (
+        "## Root cause\nSQLite allows one writer at a time: 50 workers hit `database is locked`.\n\n"
+        "## Decision\nSwitched the pricing cache from SQLite to Redis (`REDIS_URL`) for concurrent writers."
+    )
+    turns = [
+        answer_turn(1, "Always keep SQLite files out of git, in all my projects", queue),
+        answer_turn(2, "add a cache for the pricing API", cache),
+        answer_turn(3, "run the load test", moved),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        status = {m.content.split("\n")[-1][:30]: m.status for m in memories if m.type is MemoryType.DECISION}
+        assert status == {
+            "The job queue stays in SQLite ": Status.ACTIVE,
+            "We'll cache pricing responses ": Status.SUPERSEDED,
+            "Switched the pricing cache fro": Status.ACTIVE,
+        }
+        rules = cx.write_store(Scope.GLOBAL).all_memories()
+        assert [m.status for m in rules if "SQLite files" in m.content] == [Status.ACTIVE]
+        by = {m.id: m for m in memories}
+        (edge,) = [e for e in cx.write_store(Scope.PROJECT).edges() if e.type is EdgeType.SUPERSEDES]
+        assert by[edge.source].content.endswith("for concurrent writers.")
+        assert by[edge.target].content.startswith("Decision\nWe'll cache pricing responses in SQLite")
     finally:
         cx.close()
 

@@ -1,0 +1,86 @@
+"""A change of course that overturns an earlier decision. Pure.
+
+"Switched the pricing cache from SQLite to Redis" says the earlier "We'll cache pricing responses
+in SQLite" no longer holds: it names what was left (SQLite), what replaced it (Redis), and what
+it is about (the pricing cache). An earlier decision is overturned when it names what was left,
+does not name what replaced it, and shares what the change is about: at least two of its words
+beyond the two names. "Use SQLite for the job queue" shares none of "pricing cache" and stays.
+
+The phrasings read: "from X to Y" after a verb of change (switch, migrate, move, change, port,
+convert), "replace X with Y", "Y instead of X" / "Y rather than X", "drop X in favour of Y".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MIN_SHARED_WORDS = 2
+MIN_WORD_CHARS = 4
+
+_NAME = r"[`'\"]?(?P<{}>[A-Za-z][\w.+#-]*[\w+#])[`'\"]?"
+_OLD, _NEW = _NAME.format("old"), _NAME.format("new")
+_CHANGES = (
+    re.compile(
+        r"\b(?:switch|migrat|mov|chang|port|convert)\w*\b[^.;:\n]{0,60}?\bfrom\s+"
+        + _OLD
+        + r"\s+to\s+"
+        + _NEW,
+        re.IGNORECASE,
+    ),
+    re.compile(r"\breplac(?:e|ed|es|ing)\s+" + _OLD + r"\s+(?:with|by)\s+" + _NEW, re.IGNORECASE),
+    re.compile(_NEW + r"\s+(?:instead of|rather than)\s+" + _OLD, re.IGNORECASE),
+    re.compile(r"\bdrop(?:s|ped|ping)?\s+" + _OLD + r"\s+in favou?r of\s+" + _NEW, re.IGNORECASE),
+)
+_WORD = re.compile(r"[a-z][a-z0-9_-]+")
+# Words every decision may use: they say nothing of what it is about.
+_COMMON = frozenset(
+    (
+        "decided", "decision", "decide", "chose", "choose", "chosen", "going", "switch", "switched",
+        "switching", "migrate", "migrated", "move", "moved", "change", "changed", "replace", "replaced",
+        "instead", "rather", "than", "from", "with", "that", "this", "these", "those", "will", "would",
+        "should", "could", "have", "been", "being", "were", "they", "them", "their", "there", "which",
+        "when", "where", "what", "because", "since", "also", "only", "just", "more", "most", "very",
+        "into", "onto", "over", "under", "then", "your", "ours", "uses", "used", "using", "make", "made",
+        "does", "done", "need", "needs", "the", "and", "for", "not", "now", "our", "all", "any", "use",
+        "drop", "dropped", "favour", "favor", "feat", "fix", "chore", "refactor",
+    )
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What a change of course left (`old`), what replaced it (`new`), the words it is about."""
+
+    old: str
+    new: str
+    about: frozenset[str]
+
+
+def changes_of_course(text: str) -> list[Change]:
+    """The changes of course `text` states, in order (none when it names the same thing twice)."""
+    words = _words(text)
+    out: list[Change] = []
+    for pattern in _CHANGES:
+        for m in pattern.finditer(text):
+            old, new = m.group("old").lower(), m.group("new").lower()
+            if old != new and _COMMON.isdisjoint((old, new)):
+                out.append(Change(old, new, words - {old, new}))
+    return out
+
+
+def overturns(change: Change, earlier: str) -> bool:
+    """True when `earlier` states what `change` left: it names the old choice and not the new
+    one, and shares at least two words of what the change is about."""
+    if not _named(change.old, earlier) or _named(change.new, earlier):
+        return False
+    return len((_words(earlier) - {change.old, change.new}) & change.about) >= MIN_SHARED_WORDS
+
+
+def _named(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text.lower().replace("`", "")) is not None
+
+
+def _words(text: str) -> frozenset[str]:
+    found = _WORD.findall(text.lower().replace("`", ""))
+    return frozenset(w for w in found if len(w) >= MIN_WORD_CHARS and w not in _COMMON)

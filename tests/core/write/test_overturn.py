@@ -1,0 +1,45 @@
+"""A change of course and the earlier decisions it overturns."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex.core.write.overturn import Change, changes_of_course, overturns
+
+
+@pytest.mark.parametrize(
+    ("text", "old", "new"),
+    [
+        ("Switched the pricing cache from SQLite to Redis for concurrent writers.", "sqlite", "redis"),
+        ("feat: migrate the frontend from npm to Bun", "npm", "bun"),
+        ("Moved CI from `travis` to `github-actions` for the release builds", "travis", "github-actions"),
+        ("Replace moment with dayjs in the date helpers", "moment", "dayjs"),
+        ("We dropped Jest in favour of Vitest for the unit tests", "jest", "vitest"),
+        ("Sessions live in Postgres instead of Redis now", "redis", "postgres"),
+    ],
+)  # fmt: skip
+def test_a_change_of_course_names_what_it_left_and_what_replaced_it(text: str, old: str, new: str) -> None:
+    (change,) = changes_of_course(text)
+    assert (change.old, change.new) == (old, new)
+
+
+def test_no_change_of_course_without_a_phrasing_that_states_one() -> None:
+    for text in (
+        "We chose SQLite for the cache because it needs no service.",
+        "Copied the rows from staging to production",  # no verb of change before "from"
+        "Switched from using the old flow to the new one",  # common words, not names
+    ):
+        assert changes_of_course(text) == [], text
+
+
+def test_an_earlier_decision_is_overturned_only_when_it_is_about_the_same_thing() -> None:
+    (change,) = changes_of_course("Switched the pricing cache from SQLite to Redis for concurrent writers.")
+    assert overturns(change, "We'll cache pricing responses in SQLite (`cache.db`): no extra service.")
+    # Another subject that also uses SQLite, one that already names Redis, one without SQLite.
+    assert not overturns(change, "Use SQLite for the job queue.")
+    assert not overturns(change, "The pricing cache may move to Redis later; SQLite for now.")
+    assert not overturns(change, "We'll cache pricing responses in memory.")
+    # The name as a whole word: `sqlite3` and `pysqlite` are other names.
+    assert not overturns(
+        Change("sqlite", "redis", frozenset({"pricing", "cache"})), "pricing cache in sqlite3"
+    )
