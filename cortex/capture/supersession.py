@@ -39,7 +39,7 @@ from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.recall.query import text_query
 from cortex.core.text import content_hash
 from cortex.core.write.apply import superseded, supersedes_edge
-from cortex.core.write.overturn import changes_of_course, overturns
+from cortex.core.write.overturn import changes_of_course, overturns, topic_words
 from cortex.core.write.state import (
     REPORT_KEY,
     STATE_PREFIX,
@@ -135,7 +135,8 @@ _REVERT_LOOKUP = 20  # notes searched for the subject a revert names
 
 def supersede_reverted(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
     """A revert commit just stored withdraws the latest active note of the commit it undoes,
-    said before it: what that commit added is gone from the code (history keeps the note)."""
+    said before it, and the states that reported that work: what the commit added is gone from
+    the code (history keeps the notes)."""
     for revert in written:
         head = _COMMITTED.match(revert.content)
         undone = undone_subject(revert.content[head.end() :]) if head else None
@@ -154,6 +155,25 @@ def supersede_reverted(cx: Cortex, store: MemoryStore, written: Sequence[Memory]
         if olds:
             latest = max(olds, key=lambda m: (m.source.said_at or m.created, m.created))
             _retire(cx, store, latest, revert.id, cx.now())
+        _retire_reverted_work(cx, store, revert, undone)
+
+
+def _retire_reverted_work(cx: Cortex, store: MemoryStore, revert: Memory, undone: str) -> None:
+    """The turn states that report the work a revert undoes ("Done: Added exponential backoff
+    retries to upstream_client.py" for `Revert "Retry upstream calls with exponential
+    backoff"`): those that say at least 60% of what the reverted subject is about."""
+    wanted = topic_words(undone)
+    query = text_query(undone)
+    if len(wanted) < 2 or query is None:
+        return
+    need = max(2, -(-len(wanted) * 3 // 5))
+    said = revert.source.said_at
+    for m in store.get_many(i for i, _ in store.search_text(query, _REVERT_LOOKUP, ("active",))).values():
+        when = m.source.said_at
+        if STATE_TAG not in m.tags or m.id == revert.id or (said and when and when > said):
+            continue
+        if len(topic_words(m.content) & wanted) >= need:
+            _retire(cx, store, m, revert.id, cx.now())
 
 
 def _commit_subject(content: str) -> str | None:

@@ -419,20 +419,25 @@ def test_a_later_docs_commit_on_the_same_files_replaces_the_earlier_one(project:
         cx.close()
 
 
-def git_turn(n: int, command: str, output: str) -> list[dict[str, object]]:
+def git_turn(n: int, command: str, output: str, report: str = "") -> list[dict[str, object]]:
     records = [
         prompt_record(f"step {n}: do the git step", uuid=f"p{n}"),
         bash_use_record(f"t{n}", command, uuid=f"a{n}"),
         bash_result_record(f"t{n}", output, uuid=f"r{n}"),
     ]
+    records += [text_record(f"m{n}", report, uuid=f"x{n}")] if report else []
     return in_minute(n, records)
 
 
 def test_a_revert_withdraws_the_note_of_the_commit_it_undoes(project: Path) -> None:
     retry = "Retry upstream calls with exponential backoff"
+    retried = (
+        "## Done\nAdded exponential backoff retries (3 attempts) to `upstream.py` for all upstream calls."
+    )
+    exported = "## Done\nThe report command writes PDF exports with reportlab when given `--pdf`."
     turns = [
-        git_turn(1, f"git commit -am '{retry}'", f"[main 9f8e7d6] {retry}\n 1 file changed"),
-        git_turn(2, "git commit -am 'Add PDF export'", "[main 1a2b3c4] Add PDF export\n 2 files changed"),
+        git_turn(1, f"git commit -am '{retry}'", f"[main 9f8e7d6] {retry}\n 1 file changed", retried),
+        git_turn(2, "git commit -am 'Add PDF export'", "[main 1a2b3c4] Add PDF export\n 2 files", exported),
         git_turn(3, "git revert --no-edit 9f8e7d6", f'[main 5c4b3a2] Revert "{retry}"\n 1 file changed'),
     ]  # fmt: skip
     cx = capture_turns(project, turns)
@@ -444,6 +449,9 @@ def test_a_revert_withdraws_the_note_of_the_commit_it_undoes(project: Path) -> N
         assert by_sha["9f8e7d6"].status is Status.SUPERSEDED  # what it added is gone
         assert by_sha["1a2b3c4"].status is Status.ACTIVE
         assert by_sha["5c4b3a2"].status is Status.ACTIVE
+        # The report of the reverted work goes with it; the other report stays.
+        done = {m.content.split("\n")[1][:12]: m.status for m in memories if m.content.startswith("Done\n")}
+        assert done == {"Added expone": Status.SUPERSEDED, "The report c": Status.ACTIVE}
         edges = cx.write_store(Scope.PROJECT).edges()
         assert any(
             (e.source, e.target, e.type) == (by_sha["5c4b3a2"].id, by_sha["9f8e7d6"].id, EdgeType.SUPERSEDES)

@@ -59,7 +59,7 @@ class Change:
 
 def changes_of_course(text: str) -> list[Change]:
     """The changes of course `text` states, in order (none when it names the same thing twice)."""
-    words = _words(text)
+    words = topic_words(text)
     out: list[Change] = []
     for pattern in _CHANGES:
         for m in pattern.finditer(text):
@@ -74,13 +74,14 @@ def overturns(change: Change, earlier: str) -> bool:
     one, and shares at least two words of what the change is about."""
     if not _named(change.old, earlier) or _named(change.new, earlier):
         return False
-    return len((_words(earlier) - {change.old, change.new}) & change.about) >= MIN_SHARED_WORDS
+    return len((topic_words(earlier) - {change.old, change.new}) & change.about) >= MIN_SHARED_WORDS
 
 
 def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text.lower().replace("`", "")) is not None
 
 
-def _words(text: str) -> frozenset[str]:
+def topic_words(text: str) -> frozenset[str]:
+    """The words that say what a text is about: four letters or more, not the common ones."""
     found = _WORD.findall(text.lower().replace("`", ""))
     return frozenset(w for w in found if len(w) >= MIN_WORD_CHARS and w not in _COMMON)
