@@ -1,10 +1,15 @@
-"""What a turn's report says passed that the turn's own runs did not show passing. Pure.
+"""What a turn's report says passed that the turn's own runs did not show passing, and the
+state it reports failing that a later run of the turn showed passing. Pure.
 
 A closing report often lists a check as passed ("Comprehensive flake check evaluates all
 outputs successfully", "All tests pass") when the check's last run in that turn timed out,
 failed or never started. No evidence is never a pass: a report section or labelled line that
 claims such a check passed is not kept (the check's own runs are the structural layer's
 evidence), so a claim the turn never verified does not become where things stand.
+
+The other way round, a report said midway ("Now the refresh test fails: the token has no
+`exp` claim") stands as the turn's state when the turn ends on a short sign-off; when the
+check named passed in a run after it, that state is over and is not kept either.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from cortex.core.extract.commands import is_check_command, is_cortex_command, re
 from cortex.core.extract.failures import command_family
 from cortex.core.extract.transcript import Message
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
-from cortex.core.model import Candidate
+from cortex.core.model import Candidate, MemoryType
 
 # A line saying something passed or works.
 _SUCCESS = re.compile(
@@ -31,6 +36,12 @@ _NOT_DONE = re.compile(
     re.IGNORECASE,
 )
 _TESTS = re.compile(r"\btests?\b", re.IGNORECASE)
+_FAILING = re.compile(r"\b(?:fail(?:s|ing|ed|ures?)?|broken|still red)\b", re.IGNORECASE)
+# ... and one that says it passes now ("is passed" hands over an argument, it passes nothing).
+_PASSES_NOW = re.compile(
+    r"\b(?:pass(?:es|ing)|(?<!is )(?<!are )(?<!was )(?<!be )passed|succeed\w*|successful\w*|green|fixed)\b",
+    re.IGNORECASE,
+)
 MIN_NAME_WORDS = 2  # a check is named by its family's last words ("flake check")
 
 Found = list[tuple[Candidate, Message]]
@@ -39,8 +50,14 @@ Found = list[tuple[Candidate, Message]]
 def check_runs(turn: Sequence[Message]) -> dict[str, bool]:
     """Each check family (builds, linters, test runs) run in the turn -> whether its last run
     passed (False: it timed out, failed, never started or showed nothing)."""
-    last: dict[str, bool] = {}
-    for message in turn:
+    return {family: passed for family, (passed, _) in last_runs(turn).items()}
+
+
+def last_runs(turn: Sequence[Message]) -> dict[str, tuple[bool, int]]:
+    """Each check family run in the turn -> whether its last run passed, and the index in
+    `turn` of the message that ran it."""
+    last: dict[str, tuple[bool, int]] = {}
+    for at, message in enumerate(turn):
         for use in message.tool_uses:
             command = use.input.get("command") if use.name == "Bash" else None
             result = use.result
@@ -54,7 +71,7 @@ def check_runs(turn: Sequence[Message]) -> dict[str, bool]:
             outcome = parse_command_outcome(
                 command, result.content, is_error=result.is_error, exit_code=result.exit_code
             )
-            last[command_family(shown)] = outcome.verdict is Verdict.PASSED
+            last[command_family(shown)] = (outcome.verdict is Verdict.PASSED, at)
     return last
 
 
@@ -77,11 +94,34 @@ def claims_unbacked_pass(text: str, runs: dict[str, bool]) -> bool:
 
 
 def without_unbacked_claims(found: Found, turn: Sequence[Message]) -> Found:
-    """The report candidates without those claiming a pass the turn's runs did not show."""
-    runs = check_runs(turn)
-    if all(runs.values()):
-        return found
-    return [(c, m) for c, m in found if not claims_unbacked_pass(c.content, runs)]
+    """The report candidates without those claiming a pass the turn's runs did not show, and
+    without a state reporting a failure of a check that a later run of the turn passed."""
+    last = last_runs(turn)
+    runs = {family: passed for family, (passed, _) in last.items()}
+    at = {m.end_offset: i for i, m in enumerate(turn)}  # the report's message may be a cleaned copy
+    out = []
+    for c, m in found:
+        if not all(runs.values()) and claims_unbacked_pass(c.content, runs):
+            continue
+        said = at.get(m.end_offset, len(turn))
+        passed_later = {f for f, (passed, ran) in last.items() if passed and ran > said}
+        if c.type is MemoryType.PROGRESS and passed_later and _reports_failing(c.content, passed_later):
+            continue
+        out.append((c, m))
+    return out
+
+
+def _reports_failing(text: str, families: set[str]) -> bool:
+    """True when a line of `text` says one of these checks (or "tests", when a test run is
+    among them) fails, and not that it passes."""
+    tests = any(is_test_run(f) for f in families)
+    for line in text.splitlines():
+        if not _FAILING.search(line) or _PASSES_NOW.search(line):
+            continue
+        low = " ".join(line.lower().split())
+        if any(_names(low, family) for family in families) or (tests and _TESTS.search(low)):
+            return True
+    return False
 
 
 def _names(line: str, family: str) -> bool:

@@ -7,7 +7,7 @@ from cortex.core.extract.pipeline import extract_candidates
 from cortex.core.extract.summary import REPORT_TAG, extract_reports
 from cortex.core.model import MemoryType
 from cortex.core.write.state import STATE_TAG
-from tests.support.transcript_builders import assistant, bash, user
+from tests.support.transcript_builders import assistant, bash, tool, user
 
 TIMED_OUT = (
     "Command timed out after 2m 0.0s warning: Git tree '/p' has uncommitted changes\nevaluating flake..."
@@ -69,6 +69,38 @@ def test_tests_pass_is_unbacked_only_when_no_test_run_passed_last() -> None:
         assistant("", uses=(bash("cargo test", "test result: ok. 5 passed; 0 failed", tid="t2"),)),
     ]
     assert not claims_unbacked_pass("All tests pass now.", check_runs(passing))
+
+
+def test_a_failure_said_midway_is_no_state_once_a_later_run_passed() -> None:
+    # The turn ends on a short sign-off, so the report read is the note said midway; the run
+    # after it passed, so "the refresh test fails" is over. Said after the last run, it stands.
+    midway = (
+        "Now the refresh test fails: the token payload has no `exp` claim because `make_token()` "
+        "only sets it when `ttl` is passed. I'll default ttl to 15 minutes."
+    )
+    failing = bash(
+        "pytest tests/test_auth.py -q", "FAILED test_refresh - KeyError: 'exp'\n1 failed", error=True
+    )
+    passing = bash("pytest tests/test_auth.py -q", "6 passed in 0.7s", tid="2")
+    edit = tool("Edit", {"file_path": "/p/app/tokens.py", "old_string": "a", "new_string": "b"})
+    turn = [
+        user("fix the auth tests", offset=1),
+        assistant(uses=(failing,), offset=2),
+        assistant(midway, offset=3),
+        assistant(uses=(edit,), offset=4),
+    ]
+    states = [
+        c.content
+        for c in extract_candidates(
+            [*turn, assistant(uses=(passing,), offset=5), assistant("All 6 pass.", offset=6)],
+            project_root="/p",
+            git=None,
+        )
+        if STATE_TAG in c.tags
+    ]
+    assert not any("refresh test fails" in t for t in states)
+    kept = extract_candidates([*turn, assistant("Done for now.", offset=5)], project_root="/p", git=None)
+    assert any("refresh test fails" in c.content and STATE_TAG in c.tags for c in kept)
 
 
 def test_a_report_answering_yes_or_no_is_state_all_through() -> None:
