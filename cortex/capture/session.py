@@ -26,8 +26,8 @@ from cortex.capture.supersession import (
     retract_answer,
     supersede_by_manifest,
     supersede_states,
-    supersede_undone,
 )
+from cortex.capture.undo import supersede_undone
 from cortex.core.extract.pipeline import (
     GitContext,
     SourcedCandidate,

@@ -5,9 +5,7 @@
 - What an answer reported as found is withdrawn when the user's next prompt says that answer
   was wrong ("wrong, you must open the link", "read what I said").
 - A state that left a choice or a question to the user is closed by the next turn of its session.
-- A change of course ("switched the cache from SQLite to Redis") withdraws the earlier decision
-  it overturns (`core/write/overturn.py` decides which).
-- A revert commit withdraws the note of the commit it undoes (`Revert "X"` -> "Committed ...: X").
+- What later notes undo (a revert, a change of course, a merge the user reports) is in undo.py.
 
 Nothing is deleted: superseded memories stay in history and `cortex get` shows them. Applied
 turn by turn inside the chunk's transaction, so a session captured per Stop and in one go end
@@ -22,7 +20,6 @@ from dataclasses import replace
 from datetime import datetime
 
 from cortex.app import Cortex
-from cortex.core.extract.commands import undone_subject
 from cortex.core.extract.manifest_merge import (
     MAX_MERGED_CHARS,
     ManifestNote,
@@ -36,10 +33,8 @@ from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
 from cortex.core.extract.structural import EDITS_TAG
 from cortex.core.extract.summary import FINDING_TAG, OPEN_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
-from cortex.core.recall.query import text_query
 from cortex.core.text import content_hash
 from cortex.core.write.apply import superseded, supersedes_edge
-from cortex.core.write.overturn import changes_of_course, overturns, topic_words
 from cortex.core.write.state import (
     REPORT_KEY,
     STATE_PREFIX,
@@ -74,7 +69,7 @@ def supersede_states(
             continue  # another topic's report: the latest report does not say where that stands
         if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
             continue
-        _retire(cx, store, old, superseded_by(newest, old), now)
+        retire(cx, store, old, superseded_by(newest, old), now)
 
 
 def close_open_states(
@@ -92,97 +87,7 @@ def close_open_states(
         if old.status is not Status.ACTIVE or old.source.session_id != session_id or offset is None:
             continue
         if offset < turn_start and (said_at is None or said is None or said <= said_at):
-            _retire(cx, store, old, None, now)
-
-
-# What a change of course can overturn: a decision or a design the session's reports, plans or
-# commits stated. What the user said or asked to keep is theirs to change.
-_COURSE_TYPES = [MemoryType.DECISION.value, MemoryType.ARCHITECTURE.value]
-_COURSE_TAGS = frozenset((REPORT_TAG, FINDING_TAG, PLAN_TAG))
-_OVERTURN_LOOKUP = 50  # notes searched for the name a change of course left
-
-
-def supersede_undone(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
-    """What the notes just written undo: the commit a revert reverts, the decisions a change of
-    course overturns."""
-    supersede_reverted(cx, store, written)
-    supersede_overturned(cx, store, written)
-
-
-def supersede_overturned(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
-    """A decision just stored that changes course ("Switched the pricing cache from SQLite to
-    Redis") withdraws the earlier decisions and designs it overturns (history keeps them)."""
-    for new in written:
-        if new.type is not MemoryType.DECISION or new.status is not Status.ACTIVE:
-            continue
-        for change in changes_of_course(new.content):
-            query = text_query(change.old)
-            hits = store.search_text(query, _OVERTURN_LOOKUP, ("active",)) if query else []
-            for old in store.get_many(i for i, _ in hits).values():
-                if old.id == new.id or old.pinned or old.type.value not in _COURSE_TYPES:
-                    continue
-                if _COURSE_TAGS.isdisjoint(old.tags) and not _COMMITTED.match(old.content):
-                    continue
-                said, when = new.source.said_at, old.source.said_at
-                if (said is None or when is None or when <= said) and overturns(change, old.content):
-                    _retire(cx, store, old, new.id, cx.now())
-
-
-# A commit's note: "Committed <sha>: <subject>" and, after it, " (<body>)".
-_COMMITTED = re.compile(r"^Committed(?: [0-9a-f]{7,40})?: ")
-_REVERT_LOOKUP = 20  # notes searched for the subject a revert names
-
-
-def supersede_reverted(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
-    """A revert commit just stored withdraws the latest active note of the commit it undoes,
-    said before it, and the states that reported that work: what the commit added is gone from
-    the code (history keeps the notes)."""
-    for revert in written:
-        head = _COMMITTED.match(revert.content)
-        undone = undone_subject(revert.content[head.end() :]) if head else None
-        query = text_query(undone, match_all=True) if undone else None
-        if undone is None or query is None or revert.status is not Status.ACTIVE:
-            continue
-        found = store.get_many(i for i, _ in store.search_text(query, _REVERT_LOOKUP, ("active",)))
-        said = revert.source.said_at
-        olds = [
-            m
-            for m in found.values()
-            if m.id != revert.id
-            and _commit_subject(m.content) == undone
-            and (said is None or m.source.said_at is None or m.source.said_at <= said)
-        ]
-        if olds:
-            latest = max(olds, key=lambda m: (m.source.said_at or m.created, m.created))
-            _retire(cx, store, latest, revert.id, cx.now())
-        _retire_reverted_work(cx, store, revert, undone)
-
-
-def _retire_reverted_work(cx: Cortex, store: MemoryStore, revert: Memory, undone: str) -> None:
-    """The turn states that report the work a revert undoes ("Done: Added exponential backoff
-    retries to upstream_client.py" for `Revert "Retry upstream calls with exponential
-    backoff"`): those that say at least 60% of what the reverted subject is about."""
-    wanted = topic_words(undone)
-    query = text_query(undone)
-    if len(wanted) < 2 or query is None:
-        return
-    need = max(2, -(-len(wanted) * 3 // 5))
-    said = revert.source.said_at
-    for m in store.get_many(i for i, _ in store.search_text(query, _REVERT_LOOKUP, ("active",))).values():
-        when = m.source.said_at
-        if STATE_TAG not in m.tags or m.id == revert.id or (said and when and when > said):
-            continue
-        if len(topic_words(m.content) & wanted) >= need:
-            _retire(cx, store, m, revert.id, cx.now())
-
-
-def _commit_subject(content: str) -> str | None:
-    """The subject of a commit's note, without the body in parentheses after it."""
-    head = _COMMITTED.match(content)
-    if head is None:
-        return None
-    rest = content[head.end() :]
-    return rest.split(" (", 1)[0] if rest.endswith(")") and " (" in rest else rest
+            retire(cx, store, old, None, now)
 
 
 # What a turn's answer reported as found; its state notes are replaced by the state rule.
@@ -222,7 +127,7 @@ def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None
     for old in mine.values():
         answer = any(t in old.tags for t in _ANSWER_TAGS) and old.type.value in _ANSWER_TYPES
         if answer and old.status is Status.ACTIVE and old.source.transcript_offset == latest:
-            _retire(cx, store, old, None, now)
+            retire(cx, store, old, None, now)
 
 
 # -- which earlier turn reports the latest one replaces ----------------------------------------
@@ -335,7 +240,7 @@ def supersede_by_manifest(cx: Cortex, store: MemoryStore, latest: Sequence[Memor
             if old.id in mine or old.status is not Status.ACTIVE:
                 continue
             if any(drop in _plain(old.content) for drop in drops):
-                _retire(cx, store, old, note.id, now)
+                retire(cx, store, old, note.id, now)
                 del held[old.id]  # retired: a later note has nothing more to say of it
     return _merge_manifest_notes(cx, store, notes, now)
 
@@ -380,11 +285,11 @@ def _merge_manifest_notes(
             store.update_memory(note, updated, cx.actor, now, "merge")
             current[note.id] = changed[note.id] = updated
         for old in older:
-            current[old.id] = _retire(cx, store, old, note.id, now)
+            current[old.id] = retire(cx, store, old, note.id, now)
     return changed
 
 
-def _retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str | None, now: datetime) -> Memory:
+def retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str | None, now: datetime) -> Memory:
     """Supersede `old` (history keeps it), linked from the note that replaces it when there is
     one; returns it as written."""
     retired = superseded(old, now)

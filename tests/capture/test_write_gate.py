@@ -37,7 +37,7 @@ GATED = {
     ("capture/manual.py", "_upgrade"): "pin/priority of a stored memory",
     ("capture/manual.py", "supersede"): "status change of a stored memory",
     ("capture/manual.py", "forget"): "status change of a stored memory",
-    ("capture/supersession.py", "_retire"): "status change of a stored memory",
+    ("capture/supersession.py", "retire"): "status change of a stored memory",
     ("capture/supersession.py", "_merge_manifest_notes"): "text joined from stored (gated) notes' parts",
     ("admin/portability.py", "_import_memories"): "every imported memory via sanitise_memory",
     ("admin/portability.py", "import_section"): "journal payloads via redact_value",

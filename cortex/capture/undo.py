@@ -1,0 +1,112 @@
+"""What a session's later notes undo, applied as they are written. History keeps what they undo.
+
+- A revert commit withdraws the note of the commit it undoes (`Revert "X"` -> "Committed ...: X")
+  and the turn states that reported that work.
+- A change of course ("switched the cache from SQLite to Redis") withdraws the earlier decision
+  it overturns (`core/write/overturn.py` decides which).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cortex.app import Cortex
+from cortex.capture.supersession import retire
+from cortex.core.extract.commands import undone_subject
+from cortex.core.extract.signals import PLAN_TAG
+from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
+from cortex.core.model import Memory, MemoryType, Status
+from cortex.core.recall.query import text_query
+from cortex.core.write.overturn import changes_of_course, overturns, topic_words
+from cortex.core.write.state import STATE_TAG
+from cortex.store.port import MemoryStore
+
+# What a change of course can overturn: a decision or a design the session's reports, plans or
+# commits stated. What the user said or asked to keep is theirs to change.
+_COURSE_TYPES = [MemoryType.DECISION.value, MemoryType.ARCHITECTURE.value]
+_COURSE_TAGS = frozenset((REPORT_TAG, FINDING_TAG, PLAN_TAG))
+_OVERTURN_LOOKUP = 50  # notes searched for the name a change of course left
+
+
+def supersede_undone(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
+    """What the notes just written undo: the commit a revert reverts, the decisions a change of
+    course overturns."""
+    supersede_reverted(cx, store, written)
+    supersede_overturned(cx, store, written)
+
+
+def supersede_overturned(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
+    """A decision just stored that changes course ("Switched the pricing cache from SQLite to
+    Redis") withdraws the earlier decisions and designs it overturns (history keeps them)."""
+    for new in written:
+        if new.type is not MemoryType.DECISION or new.status is not Status.ACTIVE:
+            continue
+        for change in changes_of_course(new.content):
+            query = text_query(change.old)
+            hits = store.search_text(query, _OVERTURN_LOOKUP, ("active",)) if query else []
+            for old in store.get_many(i for i, _ in hits).values():
+                if old.id == new.id or old.pinned or old.type.value not in _COURSE_TYPES:
+                    continue
+                if _COURSE_TAGS.isdisjoint(old.tags) and not _COMMITTED.match(old.content):
+                    continue
+                said, when = new.source.said_at, old.source.said_at
+                if (said is None or when is None or when <= said) and overturns(change, old.content):
+                    retire(cx, store, old, new.id, cx.now())
+
+
+# A commit's note: "Committed <sha>: <subject>" and, after it, " (<body>)".
+_COMMITTED = re.compile(r"^Committed(?: [0-9a-f]{7,40})?: ")
+_REVERT_LOOKUP = 20  # notes searched for the subject a revert names
+
+
+def supersede_reverted(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
+    """A revert commit just stored withdraws the latest active note of the commit it undoes,
+    said before it, and the states that reported that work: what the commit added is gone from
+    the code (history keeps the notes)."""
+    for revert in written:
+        head = _COMMITTED.match(revert.content)
+        undone = undone_subject(revert.content[head.end() :]) if head else None
+        query = text_query(undone, match_all=True) if undone else None
+        if undone is None or query is None or revert.status is not Status.ACTIVE:
+            continue
+        found = store.get_many(i for i, _ in store.search_text(query, _REVERT_LOOKUP, ("active",)))
+        said = revert.source.said_at
+        olds = [
+            m
+            for m in found.values()
+            if m.id != revert.id
+            and _commit_subject(m.content) == undone
+            and (said is None or m.source.said_at is None or m.source.said_at <= said)
+        ]
+        if olds:
+            latest = max(olds, key=lambda m: (m.source.said_at or m.created, m.created))
+            retire(cx, store, latest, revert.id, cx.now())
+        _retire_reverted_work(cx, store, revert, undone)
+
+
+def _retire_reverted_work(cx: Cortex, store: MemoryStore, revert: Memory, undone: str) -> None:
+    """The turn states that report the work a revert undoes ("Done: Added exponential backoff
+    retries to upstream_client.py" for `Revert "Retry upstream calls with exponential
+    backoff"`): those that say at least 60% of what the reverted subject is about."""
+    wanted = topic_words(undone)
+    query = text_query(undone)
+    if len(wanted) < 2 or query is None:
+        return
+    need = max(2, -(-len(wanted) * 3 // 5))
+    said = revert.source.said_at
+    for m in store.get_many(i for i, _ in store.search_text(query, _REVERT_LOOKUP, ("active",))).values():
+        when = m.source.said_at
+        if STATE_TAG not in m.tags or m.id == revert.id or (said and when and when > said):
+            continue
+        if len(topic_words(m.content) & wanted) >= need:
+            retire(cx, store, m, revert.id, cx.now())
+
+
+def _commit_subject(content: str) -> str | None:
+    """The subject of a commit's note, without the body in parentheses after it."""
+    head = _COMMITTED.match(content)
+    if head is None:
+        return None
+    rest = content[head.end() :]
+    return rest.split(" (", 1)[0] if rest.endswith(")") and " (" in rest else rest
