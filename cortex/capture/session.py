@@ -23,11 +23,10 @@ from cortex.capture import write as writer
 from cortex.capture.queue import QueueEntry, message_probe
 from cortex.capture.supersession import (
     close_open_states,
-    retract_answer,
     supersede_by_manifest,
     supersede_states,
 )
-from cortex.capture.undo import supersede_undone
+from cortex.capture.undo import retract_answer, supersede_undone
 from cortex.core.extract.pipeline import (
     GitContext,
     SourcedCandidate,

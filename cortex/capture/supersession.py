@@ -107,7 +107,7 @@ _ANSWER_TYPES = [
 ]
 
 
-def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None:
+def withdraw_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None:
     """The user said the previous answer was wrong: what it reported as found is superseded;
     history keeps it. The previous answer is the latest turn of this session before the prompt
     that left notes of any kind (its report, its state, its edits or plan), so an older turn's

@@ -4,6 +4,8 @@
   and the turn states that reported that work.
 - A change of course ("switched the cache from SQLite to Redis") withdraws the earlier decision
   it overturns (`core/write/overturn.py` decides which).
+- A prompt that says the previous answer was wrong withdraws it (`supersession.withdraw_answer`);
+  one that says the user merged the pull request closes the states that said it was open.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import re
 from collections.abc import Sequence
 
 from cortex.app import Cortex
-from cortex.capture.supersession import retire
+from cortex.capture.supersession import retire, withdraw_answer
 from cortex.core.extract.commands import undone_subject
+from cortex.core.extract.pipeline import Rejection
 from cortex.core.extract.signals import PLAN_TAG
 from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
@@ -110,3 +113,46 @@ def _commit_subject(content: str) -> str | None:
         return None
     rest = content[head.end() :]
     return rest.split(" (", 1)[0] if rest.endswith(")") and " (" in rest else rest
+
+
+def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None:
+    """What the user's prompt says of the session's previous answer: wrong (withdrawn), or its
+    pull request merged."""
+    if rejection.merged is None:
+        withdraw_answer(cx, store, rejection)
+    else:
+        close_merged(cx, store, rejection)
+
+
+# A state saying a pull request waits: "PR #2 is open: https://...", "PR #387 awaiting review".
+_PR_OPEN = re.compile(
+    r"\b(?:PR|pull request)\s*#?(\d+)\b[^\n]{0,80}?\b(?:is\s+)?(?:still\s+)?"
+    r"(?:open\b(?!ed)|awaiting|waiting|ready for review|pending review|needs? review)",
+    re.IGNORECASE,
+)
+
+
+def close_merged(cx: Cortex, store: MemoryStore, report: Rejection) -> None:
+    """The user says they merged the pull request ("i merged it just now"): the session's
+    states and reports said before that list it as open are over. The prompt's number names it; "it" is
+    the one the latest of those states names, when it names one only."""
+    types = [MemoryType.PROGRESS.value, MemoryType.CONTEXT.value]
+    held = {m.id: m for tag in (STATE_TAG, REPORT_TAG, FINDING_TAG) for m in store.tagged(tag, types)}
+    notes = [
+        (m, _PR_OPEN.findall(m.content))
+        for m in held.values()
+        if m.status is Status.ACTIVE
+        and m.source.session_id == report.session_id
+        and (m.source.transcript_offset or 0) < report.offset
+    ]
+    opened = [(m, numbers) for m, numbers in notes if numbers]
+    if not opened:
+        return
+    last = max(m.source.transcript_offset or 0 for m, _ in opened)
+    named = {n for m, numbers in opened if (m.source.transcript_offset or 0) == last for n in numbers}
+    if not report.merged and len(named) != 1:
+        return  # "it" after a report of several open pull requests: which one is not said
+    merged = report.merged or named.pop()
+    for memory, numbers in opened:
+        if merged in numbers:
+            retire(cx, store, memory, None, cx.now())

@@ -298,6 +298,35 @@ def test_a_change_of_course_withdraws_the_decision_it_overturns(project: Path) -
         cx.close()
 
 
+def test_a_merge_the_user_reports_closes_the_open_pull_request_it_names(project: Path) -> None:
+    # Real shape (b3, shortened): the report lists PR #2 as open, the user merges it on their
+    # phone and says so ("it": the one the latest report names). PR #5, open since an earlier
+    # turn, stays until the user names it.
+    docs = "## Docs\n- PR #5 is still open and waits for the design review"
+    status = (
+        "## Current status\n- PR #2 is open: https://github.com/acme/app/pull/2\n"
+        "- It switches the checkout step to the org secret `GH_TOKEN`"
+    )
+    turns = [
+        answer_turn(1, "open a PR for the docs", docs),
+        answer_turn(2, "open a PR with the workflow fix", status),
+        answer_turn(3, "i merged it just now - literally three lines of code", "Great, thanks!"),
+    ]
+    cx = capture_turns(project, turns)
+
+    def open_prs() -> dict[str, Status]:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        return {n: m.status for m in memories for n in ("#2", "#5") if f"PR {n} is" in m.content}
+
+    try:
+        assert open_prs() == {"#2": Status.SUPERSEDED, "#5": Status.ACTIVE}
+        turns.append(answer_turn(4, "ok, PR #5 is merged too", "Both are in."))
+        capture_turns(project, turns, cx=cx)
+        assert open_prs() == {"#2": Status.SUPERSEDED, "#5": Status.SUPERSEDED}
+    finally:
+        cx.close()
+
+
 def test_an_answer_the_user_rejects_is_withdrawn(project: Path) -> None:
     # Real shape: the user's next prompt opens with "read what I said" / "wrong, ...".
     turns = [

@@ -15,7 +15,7 @@ from cortex.core.extract.markers import extract_lexical, project_words
 from cortex.core.extract.merges import kept_merge_fields
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.signals import RULE_TAG, extract_signals
-from cortex.core.extract.speech import rejects_answer
+from cortex.core.extract.speech import rejects_answer, reported_merge
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
 from cortex.core.extract.symptoms import with_symptom
@@ -86,20 +86,26 @@ class SourcedCandidate:
 @dataclass(frozen=True, slots=True)
 class Rejection:
     """A prompt in which the user says the previous answer was wrong: what that answer
-    reported (before `offset`, in this session) is no longer taken as found."""
+    reported (before `offset`, in this session) is no longer taken as found. Or, with `merged`
+    set, one in which they say they merged the pull request the session left open."""
 
     offset: int
     session_id: str | None
     record: str | None = None  # the prompt's transcript record (uuid)
+    merged: str | None = None  # the pull request merged: its number, "" for "it"
 
 
 def rejections(messages: Sequence[Message]) -> list[Rejection]:
-    """The prompts of these messages that reject the answer before them, in order."""
+    """The prompts of these messages that reject the answer before them, or report a merge,
+    in order."""
     out = []
     for turn in split_turns(messages):
         prompt = next((m for m in turn if starts_turn(m) and m.texts), None)
-        if prompt is not None and rejects_answer(prompt.texts[0]):
-            out.append(Rejection(prompt.end_offset, prompt.session_id, prompt.record))
+        if prompt is None:
+            continue
+        merged = reported_merge(prompt.texts[0])
+        if merged is not None or rejects_answer(prompt.texts[0]):
+            out.append(Rejection(prompt.end_offset, prompt.session_id, prompt.record, merged))
     return out
 
 

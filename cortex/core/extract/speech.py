@@ -152,6 +152,29 @@ _REJECTS = re.compile(
 )
 
 
+# The user's prompt opening with news that they merged the pull request ("i merged it just
+# now", "Merged!", "PR #12 is merged"); a question ("merged it?") is no news.
+_MERGED = re.compile(
+    r"^(?:(?:ok(?:ay)?|yes|yep|done|great|cool|thanks)\W+)*"
+    r"(?:(?:i(?:'ve| have)?\s+)?(?:just\s+|now\s+)?merged\b(?!\s+[\w./-]+\s+into\b)|"  # not "main into"
+    r"(?:the\s+)?(?:pr|pull request)\s*#?\d*\s+(?:is|was|has been|got)\s+merged\b|"
+    r"it(?:'s|\s+is|\s+was|\s+has been|\s+got)\s+merged\b)",
+    re.IGNORECASE,
+)
+_PR_NUMBER = re.compile(r"(?:\bpr\s*|\bpull request\s*|#)#?(\d+)\b", re.IGNORECASE)
+
+
+def reported_merge(prompt: str) -> str | None:
+    """When the prompt opens with news that the user merged the pull request: the number it
+    names ("12"), or "" when it names none ("i merged it just now"); else None."""
+    text = prompt.strip().lstrip("*_>` ").strip()
+    first = text.split("\n", 1)[0]
+    if _MERGED.match(text) is None or is_question(first):
+        return None
+    named = _PR_NUMBER.search(first)
+    return named.group(1) if named else ""
+
+
 def rejects_answer(prompt: str) -> bool:
     """The user opens by saying the previous answer was wrong ("wrong, you must open the
     link", "read what I said", "no, that's not the cause")."""

@@ -13,6 +13,7 @@ from cortex.core.extract.speech import (
     only_asks,
     option_lines,
     rejects_answer,
+    reported_merge,
     without_acknowledgement,
     without_offers,
 )
@@ -118,6 +119,19 @@ def test_a_prompt_that_opens_by_rejecting_the_answer() -> None:
         "no worries, wait for CI",
     ):
         assert not rejects_answer(prompt), prompt
+
+
+def test_a_prompt_that_reports_a_merge() -> None:
+    said = {
+        "i merged it just now - literally three lines of code": "",
+        "Merged! thanks": "",
+        "ok, PR #12 is merged": "12",
+        "It's merged": "",
+    }
+    for prompt, number in said.items():
+        assert reported_merge(prompt) == number, prompt
+    for prompt in ("merged it?", "merge it please", "I merged main into my branch", "can you merge PR #3"):
+        assert reported_merge(prompt) is None, prompt
 
 
 def test_an_offer_and_the_choices_under_it_are_left_out() -> None:
