@@ -66,6 +66,13 @@ _CORRECTS = re.compile(
     r"|(?P<actually>actually))\b[\s,.!:;\u2013\u2014-]*)+",
     re.IGNORECASE,
 )
+# ... or by letting the assistant know: "FYI the staging database runs on port 5433", "heads up:
+# our CI runners have no network access". ("Note that ..." is the lexical layer's.)
+_NOTES = re.compile(
+    r"^\W*(?:fyi|heads[- ]up|just so you know|for (?:your )?(?:context|info(?:rmation)?)|btw|by the way)"
+    r"\b[\s,.!:;\u2013\u2014-]*",
+    re.IGNORECASE,
+)
 _STATES = re.compile(
     r"\b(?:is|are|was|were|isn't|aren't|wasn't|runs?|uses?|has|lives?|needs?|takes?|returns?|"
     r"listens?|points?|belongs?|means?|expects?|requires?)\b",
@@ -84,7 +91,9 @@ _FOR_NOW = re.compile(
     r"\b(?:still|now|currently|anymore|yet|today|fail(?:s|ing|ed)?|broken|pass(?:es|ing|ed)?|works?|down)\b",
     re.IGNORECASE,
 )
+_HAVE = re.compile(r"\bhave\b", re.IGNORECASE)  # "our CI runners have no network access"
 CORRECTION_TAG = "user-correction"
+NOTE_TAG = "user-note"
 MIN_CORRECTION_WORDS = 4
 # A plan's title that says it sets out to find a cause, not to build something.
 _INVESTIGATION = re.compile(
@@ -223,10 +232,12 @@ def _corrections(turn: Sequence[Message]) -> Found:
     found: Found = []
     for message in turn:
         if message.role is Role.USER and starts_turn(message) and message.texts:
-            said = _corrected_fact(message.texts[0])
-            if said:
+            if said := _corrected_fact(message.texts[0]):
                 note = f"The user corrected: {said}"
                 found.append((_candidate(note, MemoryType.GOTCHA, CORRECTION_TAG, 0.7, 6), message))
+            elif said := _stated_fact(message.texts[0], _NOTES, _HAVE):
+                note = f"The user noted: {said}"
+                found.append((_candidate(note, MemoryType.GOTCHA, NOTE_TAG, 0.7, 6), message))
     return found
 
 
@@ -234,15 +245,23 @@ def _corrected_fact(prompt: str) -> str:
     """The first sentence after a correcting opener when it states a lasting fact: not a
     question, a request or a feeling, not where things stand right now ("no, the build is still
     failing"); after "actually", only with a contrast ("actually the tests pass now" is news)."""
+    said = _stated_fact(prompt, _CORRECTS)
     opener = _CORRECTS.match(prompt)
+    if said and opener is not None and opener["actually"] and not _CONTRAST.search(said):
+        return ""
+    return said
+
+
+def _stated_fact(prompt: str, opening: re.Pattern[str], states: re.Pattern[str] | None = None) -> str:
+    """The first sentence after the opener when it states a lasting fact: not a question, a
+    request or a feeling, nor where things stand right now."""
+    opener = opening.match(prompt)
     if opener is None:
         return ""
     said = " ".join(next((s for s in _SENTENCE.split(prompt[opener.end() :]) if s.strip()), "").split())
     if word_count(said) < MIN_CORRECTION_WORDS or _QUESTION.search(said) or _ASKS_OR_FEELS.match(said):
         return ""
-    if not _STATES.search(said) or _FOR_NOW.search(said):
-        return ""
-    if opener["actually"] and not _CONTRAST.search(said):
+    if not (_STATES.search(said) or (states and states.search(said))) or _FOR_NOW.search(said):
         return ""
     return said[:MAX_RULE_CHARS]
 

@@ -6,6 +6,7 @@ from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE
 from cortex.core.extract.pipeline import extract_candidates
 from cortex.core.extract.signals import (
     CORRECTION_TAG,
+    NOTE_TAG,
     PLAN_TAG,
     RULE_TAG,
     TODO_TAG,
@@ -230,3 +231,32 @@ def test_a_fact_the_user_corrects_is_a_gotcha_in_their_words() -> None:
     ):
         found = extract_signals([user("which port?"), answer, user(prompt), assistant("Updated.")])
         assert [c for c, _ in found if CORRECTION_TAG in c.tags] == [], prompt
+
+
+def test_a_fact_the_user_lets_the_assistant_know_is_a_gotcha_in_their_words() -> None:
+    for prompt, fact in (
+        (
+            "FYI the staging database runs on port 5433, not the default. Now add a health check.",
+            "the staging database runs on port 5433, not the default.",
+        ),
+        (
+            "Heads up: our CI runners have no network access, so tests must not download anything.",
+            "our CI runners have no network access, so tests must not download anything.",
+        ),
+        ("just so you know, the billing service is owned by the payments team", None),
+    ):
+        found = extract_signals([user(prompt), assistant("Noted.")])
+        expected = fact or prompt.split(", ", 1)[1]
+        assert [(c.type, c.tags, c.content) for c, _ in found] == [
+            (MemoryType.GOTCHA, (NOTE_TAG,), f"The user noted: {expected}")
+        ], prompt
+    # A request, a question, a feeling, or where things stand right now.
+    for prompt in (
+        "FYI can you look at the flaky test?",
+        "heads up, the build is failing on main now",
+        "btw what does this script do?",
+        "fyi I love how this turned out",
+        "FYI the deploy is currently down",
+    ):
+        found = extract_signals([user(prompt), assistant("Noted.")])
+        assert [c for c, _ in found if NOTE_TAG in c.tags] == [], prompt
