@@ -117,7 +117,7 @@ _HEDGE = re.compile(
 _NARRATION = re.compile(
     r"^(?:now,? )?(?:let me|let's (?!go with|use|adopt|stick)|i'll|i will|i'm going to|"
     r"i need to|first,|next,|then,|now |ok(?:ay)?,? |great|perfect|excellent|good|done|"
-    r"all (?:done|green|clean))",
+    r"all (?:done|green|clean)|(?:i've |i have )?(?:added|updated|created|wrote|moved|renamed)\b)",
     re.IGNORECASE,
 )
 # A pick that names only an option's label ("Let's go with option B.", "going with the second

@@ -59,6 +59,7 @@ def lexical(*messages: Message, words: frozenset[str] = frozenset()) -> list[Can
         ("Let me check what the convention is in this repo:", A, None),
         ("We decided.", A, None),
         ("Let's go with option B.", U, None),  # the choice is in the message before it
+        ("Added the three conventions to CLAUDE.md under Conventions.", A, None),  # what it did
         ("Ok, let's go with the second one.", U, None),
         ("We went with plan B for the rollout because the deadline moved.", U, DEC),
         ("I prefer small commits with imperative subject lines.", A, None),  # only users have prefs
