@@ -22,16 +22,15 @@ from cortex.app import Cortex
 from cortex.capture import write as writer
 from cortex.capture.queue import QueueEntry, message_probe
 from cortex.capture.supersession import (
-    close_open_states,
     supersede_by_manifest,
     supersede_states,
 )
-from cortex.capture.undo import retract_answer, supersede_undone
+from cortex.capture.undo import apply_reply, supersede_undone
 from cortex.core.extract.pipeline import (
     GitContext,
     SourcedCandidate,
     extract_sourced,
-    rejections,
+    replies,
     task_ledger,
 )
 from cortex.core.extract.tasks import Ledger, touches_tasks
@@ -186,11 +185,11 @@ def _commit_chunk(
         task_ledger(read_task_history(Path(entry.transcript_path), start)) if touches_tasks(messages) else ()
     )
     found, sent = _candidates(cx, store, messages, git, entry.session_id, tasks) if messages else ([], set())
-    rejected = [replace(r, session_id=r.session_id or entry.session_id) for r in rejections(messages)]
+    rejected = [replace(r, session_id=r.session_id or entry.session_id) for r in replies(messages)]
     # A record read before (a resumed session's copy of its history, a session captured live
     # and imported again) is no news: what it made, confirmed and replaced is in the store.
     # The LLM layer looked its records up already: what it sent no read had seen.
-    taken = {r for r in (*(s.record for s in found), *(r.record for r in rejected)) if r}
+    taken = {r for r in (*(s.record for s in found), *(r.record for r in rejected if r.judges)) if r}
     unchecked = taken - sent
     earlier = store.read_records(unchecked) if unchecked else set()
     found = [s for s in found if s.record not in earlier]
@@ -218,7 +217,7 @@ def _commit_chunk(
     with store.transaction():
         for turn in _by_turn(local):  # as a Stop hook per turn would have written them
             while rejected and rejected[0].offset < turn[0].turn_end:
-                retract_answer(cx, store, rejected.pop(0))
+                apply_reply(cx, store, rejected.pop(0))
             others = [s for s in turn if not is_state(s.candidate.tags)]
             written = writer.write_batch(cx, store, [_item(s, git) for s in others], read_at)
             merged = supersede_by_manifest(cx, store, [o.memory for o in written])
@@ -228,11 +227,9 @@ def _commit_chunk(
             states = writer.write_batch(cx, store, [_item(s, git) for s in latest], read_at)
             said = max((s.said_at for s in latest if s.said_at is not None), default=None)
             supersede_states(cx, store, [o.memory for o in states], said)
-            last = max((s.said_at for s in turn if s.said_at is not None), default=None)
-            close_open_states(cx, store, turn[0].session_id, min(s.end_offset for s in turn), last)
             outcomes += states
         for rejection in rejected:
-            retract_answer(cx, store, rejection)
+            apply_reply(cx, store, rejection)
         store.mark_read((taken | sent) - earlier, cx.now())
         store.write_cursor(row, cx.now())
     failpoint("capture.after_chunk_commit")  # the chunk's memories and its cursor, both or neither

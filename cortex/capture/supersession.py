@@ -28,7 +28,7 @@ from cortex.core.extract.manifest_merge import (
     overlaps,
 )
 from cortex.core.extract.manifests import DROPS_PREFIX, MANIFEST_TAG
-from cortex.core.extract.pipeline import Rejection
+from cortex.core.extract.pipeline import Reply
 from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
 from cortex.core.extract.structural import EDITS_TAG
 from cortex.core.extract.summary import FINDING_TAG, OPEN_TAG, REPORT_TAG
@@ -107,7 +107,7 @@ _ANSWER_TYPES = [
 ]
 
 
-def withdraw_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None:
+def withdraw_answer(cx: Cortex, store: MemoryStore, rejection: Reply) -> None:
     """The user said the previous answer was wrong: what it reported as found is superseded;
     history keeps it. The previous answer is the latest turn of this session before the prompt
     that left notes of any kind (its report, its state, its edits or plan), so an older turn's

@@ -4,8 +4,9 @@
   and the turn states that reported that work.
 - A change of course ("switched the cache from SQLite to Redis") withdraws the earlier decision
   it overturns (`core/write/overturn.py` decides which).
-- A prompt that says the previous answer was wrong withdraws it (`supersession.withdraw_answer`);
-  one that says the user merged the pull request closes the states that said it was open.
+- A prompt answers what the previous turn left to the user (`supersession.close_open_states`);
+  one that says that answer was wrong withdraws it (`supersession.withdraw_answer`); one that
+  says the user merged the pull request closes the notes that said it was open.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import re
 from collections.abc import Sequence
 
 from cortex.app import Cortex
-from cortex.capture.supersession import retire, withdraw_answer
+from cortex.capture.supersession import close_open_states, retire, withdraw_answer
 from cortex.core.extract.commands import undone_subject
-from cortex.core.extract.pipeline import Rejection
+from cortex.core.extract.pipeline import Reply
 from cortex.core.extract.signals import PLAN_TAG
 from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
@@ -115,13 +116,14 @@ def _commit_subject(content: str) -> str | None:
     return rest.split(" (", 1)[0] if rest.endswith(")") and " (" in rest else rest
 
 
-def retract_answer(cx: Cortex, store: MemoryStore, rejection: Rejection) -> None:
-    """What the user's prompt says of the session's previous answer: wrong (withdrawn), or its
-    pull request merged."""
-    if rejection.merged is None:
-        withdraw_answer(cx, store, rejection)
-    else:
-        close_merged(cx, store, rejection)
+def apply_reply(cx: Cortex, store: MemoryStore, reply: Reply) -> None:
+    """What the user's prompt settles of the session's previous turn: what it left to the user
+    is answered, an answer they call wrong is withdrawn, a pull request they merged is closed."""
+    close_open_states(cx, store, reply.session_id, reply.offset, None)
+    if reply.rejects:
+        withdraw_answer(cx, store, reply)
+    if reply.merged is not None:
+        close_merged(cx, store, reply)
 
 
 # A state saying a pull request waits: "PR #2 is open: https://...", "PR #387 awaiting review".
@@ -132,10 +134,10 @@ _PR_OPEN = re.compile(
 )
 
 
-def close_merged(cx: Cortex, store: MemoryStore, report: Rejection) -> None:
+def close_merged(cx: Cortex, store: MemoryStore, report: Reply) -> None:
     """The user says they merged the pull request ("i merged it just now"): the session's
-    states and reports said before that list it as open are over. The prompt's number names it; "it" is
-    the one the latest of those states names, when it names one only."""
+    states and reports said before that list it as open are over. The prompt's number names
+    it; "it" is the one the latest of those notes names, when it names one only."""
     types = [MemoryType.PROGRESS.value, MemoryType.CONTEXT.value]
     held = {m.id: m for tag in (STATE_TAG, REPORT_TAG, FINDING_TAG) for m in store.tagged(tag, types)}
     notes = [

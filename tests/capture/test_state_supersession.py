@@ -264,6 +264,29 @@ def test_options_left_to_the_user_are_closed_by_the_next_turn(project: Path) -> 
         cx.close()
 
 
+def test_a_state_handed_to_the_user_is_closed_by_their_reply_even_when_it_leaves_no_note(
+    project: Path,
+) -> None:
+    # "should pass once you push" waits on the user; "pushed, it works now" answers it, though
+    # the reply's turn ("Great!") stores nothing of its own.
+    fixed = (
+        "## Root cause\nThe `Session` type is never augmented, so `session.userId` fails the type check.\n\n"
+        "## Status\nThe Vercel build should pass once you push."
+    )
+    turns = [
+        answer_turn(1, "the vercel build fails", fixed),
+        answer_turn(2, "pushed, it works now", "Great!"),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        waiting = [m for m in memories if "once you push" in m.content]
+        assert waiting and all(m.status is Status.SUPERSEDED and OPEN_TAG in m.tags for m in waiting)
+        assert any("never augmented" in m.content and m.status is Status.ACTIVE for m in memories)
+    finally:
+        cx.close()
+
+
 def test_a_change_of_course_withdraws_the_decision_it_overturns(project: Path) -> None:
     # The cache was decided in SQLite, then moved to Redis under load: the first decision no
     # longer holds. A decision on another subject that also names SQLite, and the user's own

@@ -84,28 +84,34 @@ class SourcedCandidate:
 
 
 @dataclass(frozen=True, slots=True)
-class Rejection:
-    """A prompt in which the user says the previous answer was wrong: what that answer
-    reported (before `offset`, in this session) is no longer taken as found. Or, with `merged`
-    set, one in which they say they merged the pull request the session left open."""
+class Reply:
+    """A user's prompt as a reply to the session's previous turn: it closes what that turn left
+    to the user. With `rejects`, it says that answer was wrong: what the answer reported
+    (before `offset`, in this session) is no longer taken as found. With `merged`, it says the
+    user merged the pull request the session left open."""
 
     offset: int
     session_id: str | None
     record: str | None = None  # the prompt's transcript record (uuid)
+    rejects: bool = False
     merged: str | None = None  # the pull request merged: its number, "" for "it"
 
+    @property
+    def judges(self) -> bool:
+        """It says more than a reply: the answer was wrong, or the pull request is merged. Such a
+        prompt's record is kept as read; a plain reply changes nothing on a second read."""
+        return self.rejects or self.merged is not None
 
-def rejections(messages: Sequence[Message]) -> list[Rejection]:
-    """The prompts of these messages that reject the answer before them, or report a merge,
-    in order."""
+
+def replies(messages: Sequence[Message]) -> list[Reply]:
+    """The prompts of these messages, in order, as replies to the turn before each."""
     out = []
     for turn in split_turns(messages):
         prompt = next((m for m in turn if starts_turn(m) and m.texts), None)
-        if prompt is None:
-            continue
-        merged = reported_merge(prompt.texts[0])
-        if merged is not None or rejects_answer(prompt.texts[0]):
-            out.append(Rejection(prompt.end_offset, prompt.session_id, prompt.record, merged))
+        if prompt is not None:
+            said = prompt.texts[0]
+            rejects, merged = rejects_answer(said), reported_merge(said)
+            out.append(Reply(prompt.end_offset, prompt.session_id, prompt.record, rejects, merged))
     return out
 
 

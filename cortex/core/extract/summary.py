@@ -144,8 +144,7 @@ Found = list[tuple[Candidate, Message]]
 
 
 def extract_reports(messages: Sequence[Message]) -> Found:
-    """Each turn's closing report and its subagents' reports as typed sections, plus their
-    labelled lines."""
+    """Each turn's closing report and its subagents' reports as typed sections and labelled lines."""
     found: Found = []
     for turn in split_turns(messages):
         # A subagent's report describes its work at length: only what it found, decided and
@@ -187,8 +186,9 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
             if untyped or candidate.type is not MemoryType.CONTEXT:
                 found.append((candidate, message))
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
-        # "Next steps:", "Status:", "Remaining:" say where the work stands: a state, as its section is.
-        tags = (FINDING_TAG, STATE_TAG) if kind is MemoryType.PROGRESS else (FINDING_TAG,)
+        # "Next steps:", "Status:" say where the work stands, as their section does ("once you push": open).
+        state = (STATE_TAG, OPEN_TAG) if leaves_it_open([item]) else (STATE_TAG,)
+        tags = (FINDING_TAG, *state) if kind is MemoryType.PROGRESS else (FINDING_TAG,)
         found.append((turn_candidate(item, kind, ITEM_CONFIDENCE, ITEM_PRIORITY, tags), message))
     return found
 

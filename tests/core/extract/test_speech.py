@@ -121,6 +121,13 @@ def test_a_prompt_that_opens_by_rejecting_the_answer() -> None:
         assert not rejects_answer(prompt), prompt
 
 
+def test_a_next_step_handed_to_the_user_leaves_it_open() -> None:
+    for line in ("The Vercel build should pass once you push.", "Let me know if the page loads now"):
+        assert leaves_it_open([line]), line
+    for line in ("When you add purchase records later, they get a divider", "Error: Try again later"):
+        assert not leaves_it_open([line]), line
+
+
 def test_a_prompt_that_reports_a_merge() -> None:
     said = {
         "i merged it just now - literally three lines of code": "",
