@@ -9,7 +9,8 @@ evidence), so a claim the turn never verified does not become where things stand
 
 The other way round, a report said midway ("Now the refresh test fails: the token has no
 `exp` claim") stands as the turn's state when the turn ends on a short sign-off; when the
-check named passed in a run after it, that state is over and is not kept either.
+check named passed in a run after it, that state (or context) is over and is not kept either.
+A gotcha that explains the failure stays.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ _NOT_DONE = re.compile(
     re.IGNORECASE,
 )
 _TESTS = re.compile(r"\btests?\b", re.IGNORECASE)
+# What a report says midway of where things stand (its gotchas explain a failure, and stay).
+_SAID_MIDWAY = frozenset((MemoryType.PROGRESS, MemoryType.CONTEXT))
 _FAILING = re.compile(r"\b(?:fail(?:s|ing|ed|ures?)?|broken|still red)\b", re.IGNORECASE)
 # ... and one that says it passes now ("is passed" hands over an argument, it passes nothing).
 _PASSES_NOW = re.compile(
@@ -105,7 +108,7 @@ def without_unbacked_claims(found: Found, turn: Sequence[Message]) -> Found:
             continue
         said = at.get(m.end_offset, len(turn))
         passed_later = {f for f, (passed, ran) in last.items() if passed and ran > said}
-        if c.type is MemoryType.PROGRESS and passed_later and _reports_failing(c.content, passed_later):
+        if c.type in _SAID_MIDWAY and passed_later and _reports_failing(c.content, passed_later):
             continue
         out.append((c, m))
     return out

@@ -101,6 +101,17 @@ def test_a_failure_said_midway_is_no_state_once_a_later_run_passed() -> None:
     assert not any("refresh test fails" in t for t in states)
     kept = extract_candidates([*turn, assistant("Done for now.", offset=5)], project_root="/p", git=None)
     assert any("refresh test fails" in c.content and STATE_TAG in c.tags for c in kept)
+    # Said as plain context ("The test fails because ..."), it goes too; the failure's own
+    # gotcha keeps the why.
+    why = "The test fails because the settings loader reads AVATAR_BUCKET and the test env does not set it."
+    turn[2] = assistant(why, offset=3)
+    found = extract_candidates(
+        [*turn, assistant(uses=(passing,), offset=5), assistant("All 6 pass.", offset=6)],
+        project_root="/p",
+        git=None,
+    )
+    assert [c.type for c in found if c.content.startswith("The test fails")] == []
+    assert any(c.type is MemoryType.GOTCHA and "AVATAR_BUCKET" in c.content for c in found)
 
 
 def test_a_report_answering_yes_or_no_is_state_all_through() -> None:
