@@ -16,7 +16,7 @@ A gotcha that explains the failure stays.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from cortex.core.extract.commands import is_check_command, is_cortex_command, render_command
 from cortex.core.extract.failures import command_family
@@ -87,13 +87,7 @@ def claims_unbacked_pass(text: str, runs: dict[str, bool]) -> bool:
     tests_unbacked = any(is_test_run(f) for f in unbacked) and not any(
         passed and is_test_run(f) for f, passed in runs.items()
     )
-    for line in text.splitlines():
-        if not _SUCCESS.search(line) or _NOT_DONE.search(line):
-            continue
-        low = " ".join(line.lower().split())
-        if any(_names(low, family) for family in unbacked) or (tests_unbacked and _TESTS.search(low)):
-            return True
-    return False
+    return _says_of(text, unbacked, tests_unbacked, _SUCCESS, _NOT_DONE)
 
 
 def without_unbacked_claims(found: Found, turn: Sequence[Message]) -> Found:
@@ -117,9 +111,16 @@ def without_unbacked_claims(found: Found, turn: Sequence[Message]) -> Found:
 def _reports_failing(text: str, families: set[str]) -> bool:
     """True when a line of `text` says one of these checks (or "tests", when a test run is
     among them) fails, and not that it passes."""
-    tests = any(is_test_run(f) for f in families)
+    return _says_of(text, families, any(is_test_run(f) for f in families), _FAILING, _PASSES_NOW)
+
+
+def _says_of(
+    text: str, families: Collection[str], tests: bool, says: re.Pattern[str], unless: re.Pattern[str]
+) -> bool:
+    """True when a line of `text` says `says` (and not `unless`) and names one of the check
+    families, or the tests when `tests`."""
     for line in text.splitlines():
-        if not _FAILING.search(line) or _PASSES_NOW.search(line):
+        if not says.search(line) or unless.search(line):
             continue
         low = " ".join(line.lower().split())
         if any(_names(low, family) for family in families) or (tests and _TESTS.search(low)):
