@@ -40,7 +40,7 @@ _GUESS = re.compile(
 )
 # The user is handed the next step: nothing is settled until they report back.
 _HAND_OFF = re.compile(
-    r"\b(?:let me know (?:when|once|if|how)|tell me (?:when|once)|(?:once|after) you(?:'ve| have)? "
+    r"\b(?:let me know (?:when|once)|tell me (?:when|once)|(?:once|after) you(?:'ve| have)? "
     r"(?:confirm|done|finish|set|add|create|run|push|deploy|merge|restart|reload|redeploy|install|try|test)|"
     r"when you(?:'re| are) done)",
     re.IGNORECASE,

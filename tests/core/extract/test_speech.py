@@ -122,9 +122,14 @@ def test_a_prompt_that_opens_by_rejecting_the_answer() -> None:
 
 
 def test_a_next_step_handed_to_the_user_leaves_it_open() -> None:
-    for line in ("The Vercel build should pass once you push.", "Let me know if the page loads now"):
+    for line in ("The Vercel build should pass once you push.", "Let me know once the page loads"):
         assert leaves_it_open([line]), line
-    for line in ("When you add purchase records later, they get a divider", "Error: Try again later"):
+    # A later "when you ...", a quoted error, or a closing offer leaves the state as it is.
+    for line in (
+        "When you add purchase records later, they get a divider",
+        "Error: Try again later",
+        "Let me know if you need anything else!",
+    ):
         assert not leaves_it_open([line]), line
 
 
