@@ -182,7 +182,7 @@ def _report_candidates(text: str, message: Message, *, untyped: bool = True) -> 
         headless = group[:1] == [CLIP_MARK]  # a clipped result's tail: its heading was cut away
         if section := _section_text(group[1:] if headless else group):
             asks = leaves_it_open(group) or only_asks(group) or (choices and option_lines(group) > 0)
-            candidate = _section_candidate(section, answer or asks, headless, asks or ends_asking(group))
+            candidate = _section_candidate(section, answer or asks, headless, ends_asking(group), asks)
             if untyped or candidate.type is not MemoryType.CONTEXT:
                 found.append((candidate, message))
     for kind, item in labelled_items(lines)[:MAX_ITEMS_PER_TURN]:
@@ -384,11 +384,11 @@ def _ends_sentence(text: str) -> bool:
     return text.rstrip("*_ ").endswith((".", "!", "?"))
 
 
-def _section_candidate(section: str, state: bool, headless: bool, asks: bool) -> Candidate:
+def _section_candidate(section: str, state: bool, headless: bool, asks: bool, waits: bool) -> Candidate:
     kind = MemoryType.CONTEXT if headless else section_kind(section)
-    if state or (kind in _SETTLED_ONLY and (asks or is_guess(section))):
+    if state or (kind in _SETTLED_ONLY and (asks or waits or is_guess(section))):
         kind = MemoryType.PROGRESS  # options, a question to the user or a guess: not settled yet
-    tags = (STATE_TAG, OPEN_TAG) if asks else (STATE_TAG,)  # what asks waits on the user's reply
+    tags = (STATE_TAG, OPEN_TAG) if waits else (STATE_TAG,)  # options or only questions: the reply settles
     tags = tags if kind is MemoryType.PROGRESS else (REPORT_TAG,)
     return turn_candidate(section, kind, REPORT_CONFIDENCE, REPORT_PRIORITY, tags)
 
