@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cortex.errors import NotFound, StoreError
 from cortex.shell.failpoints import failpoint
-from cortex.shell.files import atomic_write, read_text
+from cortex.shell.files import atomic_write, file_lock, read_text
 from cortex.store.port import Checkpoint
 from cortex.store.sqlite import connection as db
 
@@ -57,6 +57,23 @@ def write_checkpoint(
     folder = checkpoint_dir(conn.path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        # One writer at a time: a leftover temp file is then a killed writer's, never the
+        # backup another process (the worker's consolidation, `cortex consolidate`) is writing.
+        with file_lock(checkpoint_lock(conn.path)):
+            return _write(conn, folder, reason=reason, run=run, at=at, digest=digest)
+    except OSError as exc:
+        raise db.translate(exc, folder) from exc
+
+
+def checkpoint_lock(store_path: Path) -> Path:
+    """The lock a checkpoint writer of the store at `store_path` holds while it writes."""
+    return checkpoint_dir(store_path) / f".{store_path.stem}.lock"
+
+
+def _write(
+    conn: db.Connection, folder: Path, *, reason: str, run: str, at: datetime, digest: Callable[[], str]
+) -> Checkpoint:
+    try:
         _remove_partial(folder, conn.path.stem)
         path = _free_name(folder, conn.path.stem, at, reason)
         tmp = path.with_name(path.name + ".tmp")
