@@ -21,10 +21,7 @@ from pathlib import Path
 from cortex.app import Cortex
 from cortex.capture import write as writer
 from cortex.capture.queue import QueueEntry, message_probe
-from cortex.capture.supersession import (
-    supersede_by_manifest,
-    supersede_states,
-)
+from cortex.capture.supersession import supersede_by_manifest, supersede_states
 from cortex.capture.undo import apply_reply, supersede_undone
 from cortex.core.extract.pipeline import (
     GitContext,
@@ -185,15 +182,15 @@ def _commit_chunk(
         task_ledger(read_task_history(Path(entry.transcript_path), start)) if touches_tasks(messages) else ()
     )
     found, sent = _candidates(cx, store, messages, git, entry.session_id, tasks) if messages else ([], set())
-    rejected = [replace(r, session_id=r.session_id or entry.session_id) for r in replies(messages)]
+    prompts = [replace(r, session_id=r.session_id or entry.session_id) for r in replies(messages)]
     # A record read before (a resumed session's copy of its history, a session captured live
     # and imported again) is no news: what it made, confirmed and replaced is in the store.
     # The LLM layer looked its records up already: what it sent no read had seen.
-    taken = {r for r in (*(s.record for s in found), *(r.record for r in rejected if r.judges)) if r}
+    taken = {r for r in (*(s.record for s in found), *(r.record for r in prompts if r.judges)) if r}
     unchecked = taken - sent
     earlier = store.read_records(unchecked) if unchecked else set()
     found = [s for s in found if s.record not in earlier]
-    rejected = [r for r in rejected if r.record not in earlier]
+    prompts = [r for r in prompts if r.record not in earlier]
     report.chunks += 1
     report.messages += len(messages)
     report.read.extend(messages)
@@ -216,8 +213,8 @@ def _commit_chunk(
     outcomes: list[WriteOutcome] = []
     with store.transaction():
         for turn in _by_turn(local):  # as a Stop hook per turn would have written them
-            while rejected and rejected[0].offset < turn[0].turn_end:
-                apply_reply(cx, store, rejected.pop(0))
+            while prompts and prompts[0].offset < turn[0].turn_end:
+                apply_reply(cx, store, prompts.pop(0))
             others = [s for s in turn if not is_state(s.candidate.tags)]
             written = writer.write_batch(cx, store, [_item(s, git) for s in others], read_at)
             merged = supersede_by_manifest(cx, store, [o.memory for o in written])
@@ -228,8 +225,8 @@ def _commit_chunk(
             said = max((s.said_at for s in latest if s.said_at is not None), default=None)
             supersede_states(cx, store, [o.memory for o in states], said)
             outcomes += states
-        for rejection in rejected:
-            apply_reply(cx, store, rejection)
+        for reply in prompts:
+            apply_reply(cx, store, reply)
         store.mark_read((taken | sent) - earlier, cx.now())
         store.write_cursor(row, cx.now())
     failpoint("capture.after_chunk_commit")  # the chunk's memories and its cursor, both or neither

@@ -72,21 +72,19 @@ def supersede_states(
         retire(cx, store, old, superseded_by(newest, old), now)
 
 
-def close_open_states(
-    cx: Cortex, store: MemoryStore, session_id: str | None, turn_start: int, said_at: datetime | None
-) -> None:
+def close_open_states(cx: Cortex, store: MemoryStore, session_id: str | None, reply_at: int) -> None:
     """A state that left a choice or a question to the user ("Option A ... Option B ... Which do
-    you prefer?") is where things stood until the user replied: a later turn of its session
-    (starting at `turn_start`, said at `said_at`) answered it, so it no longer says where they
-    stand. History keeps it."""
+    you prefer?") is where things stood until the user replied: their prompt at `reply_at` in
+    the session's transcript answered it, so it no longer says where they stand. History
+    keeps it."""
     if session_id is None:
         return
     now = cx.now()
     for old in store.tagged(OPEN_TAG, [MemoryType.PROGRESS.value]):
-        offset, said = old.source.transcript_offset, old.source.said_at
+        offset = old.source.transcript_offset
         if old.status is not Status.ACTIVE or old.source.session_id != session_id or offset is None:
             continue
-        if offset < turn_start and (said_at is None or said is None or said <= said_at):
+        if offset < reply_at:
             retire(cx, store, old, None, now)
 
 
@@ -107,7 +105,7 @@ _ANSWER_TYPES = [
 ]
 
 
-def withdraw_answer(cx: Cortex, store: MemoryStore, rejection: Reply) -> None:
+def withdraw_answer(cx: Cortex, store: MemoryStore, reply: Reply) -> None:
     """The user said the previous answer was wrong: what it reported as found is superseded;
     history keeps it. The previous answer is the latest turn of this session before the prompt
     that left notes of any kind (its report, its state, its edits or plan), so an older turn's
@@ -116,9 +114,9 @@ def withdraw_answer(cx: Cortex, store: MemoryStore, rejection: Reply) -> None:
         m.id: m
         for tag in (*_ANSWER_TAGS, *_TURN_TAGS)
         for m in store.tagged(tag, _ALL_TYPES)
-        if m.source.session_id == rejection.session_id
+        if m.source.session_id == reply.session_id
         and m.source.transcript_offset is not None
-        and m.source.transcript_offset < rejection.offset
+        and m.source.transcript_offset < reply.offset
     }
     if not mine:
         return

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -62,6 +63,7 @@ def supersede_overturned(cx: Cortex, store: MemoryStore, written: Sequence[Memor
 # A commit's note: "Committed <sha>: <subject>" and, after it, " (<body>)".
 _COMMITTED = re.compile(r"^Committed(?: [0-9a-f]{7,40})?: ")
 _REVERT_LOOKUP = 20  # notes searched for the subject a revert names
+REVERTED_WORK_SHARE = 0.6  # of the reverted subject's words a turn state must say
 
 
 def supersede_reverted(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
@@ -97,7 +99,7 @@ def _retire_reverted_work(cx: Cortex, store: MemoryStore, revert: Memory, undone
     query = text_query(undone)
     if len(wanted) < 2 or query is None:
         return
-    need = max(2, -(-len(wanted) * 3 // 5))
+    need = max(2, math.ceil(REVERTED_WORK_SHARE * len(wanted)))
     said = revert.source.said_at
     for m in store.get_many(i for i, _ in store.search_text(query, _REVERT_LOOKUP, ("active",))).values():
         when = m.source.said_at
@@ -119,7 +121,7 @@ def _commit_subject(content: str) -> str | None:
 def apply_reply(cx: Cortex, store: MemoryStore, reply: Reply) -> None:
     """What the user's prompt settles of the session's previous turn: what it left to the user
     is answered, an answer they call wrong is withdrawn, a pull request they merged is closed."""
-    close_open_states(cx, store, reply.session_id, reply.offset, None)
+    close_open_states(cx, store, reply.session_id, reply.offset)
     if reply.rejects:
         withdraw_answer(cx, store, reply)
     if reply.merged is not None:

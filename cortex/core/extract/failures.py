@@ -126,17 +126,16 @@ def extract_failures(messages: Sequence[Message]) -> Found:
         error = error_digest(result.content)
         if (shown, error) in reported:
             continue
-        success = _later_success(calls[index + 1 :], shown)
-        fixed = success[0] if success else None
+        fixed, retried = _later_success(calls[index + 1 :], shown) or (None, "")
         start = position[id(message)] + 1
-        if success is not None and fixed is not None:
+        if fixed is not None:
             between = messages[start : position[id(fixed)] + 1]
             why = _explanation(between)
             # Without a why, what the assistant changed says the fix, when the error is named.
             what = why or (_change(between) if error else "")
             ran = _fix_commands(calls[index + 1 :], fixed, shown, not why) if (why or error) else []
-            if inline_env(success[1]) not in ("", inline_env(shown)):  # run with a variable set
-                ran = [success[1], *ran][:MAX_FIX_COMMANDS]
+            if inline_env(retried) not in ("", inline_env(shown)):  # run with a variable set
+                ran = [retried, *ran][:MAX_FIX_COMMANDS]
             if what or ran:
                 reported.add((shown, error))
                 tail = f"fix: {what or 'ran'}{_ran(ran, bool(what))}"

@@ -235,7 +235,7 @@ def _corrections(turn: Sequence[Message]) -> Found:
             if said := _corrected_fact(message.texts[0]):
                 note = f"The user corrected: {said}"
                 found.append((_candidate(note, MemoryType.GOTCHA, CORRECTION_TAG, 0.7, 6), message))
-            elif said := _stated_fact(message.texts[0], _NOTES, _HAVE):
+            elif said := _stated_fact(message.texts[0], _NOTES.match(message.texts[0]), _HAVE):
                 note = f"The user noted: {said}"
                 found.append((_candidate(note, MemoryType.GOTCHA, NOTE_TAG, 0.7, 6), message))
     return found
@@ -245,17 +245,16 @@ def _corrected_fact(prompt: str) -> str:
     """The first sentence after a correcting opener when it states a lasting fact: not a
     question, a request or a feeling, not where things stand right now ("no, the build is still
     failing"); after "actually", only with a contrast ("actually the tests pass now" is news)."""
-    said = _stated_fact(prompt, _CORRECTS)
     opener = _CORRECTS.match(prompt)
+    said = _stated_fact(prompt, opener)
     if said and opener is not None and opener["actually"] and not _CONTRAST.search(said):
         return ""
     return said
 
 
-def _stated_fact(prompt: str, opening: re.Pattern[str], states: re.Pattern[str] | None = None) -> str:
-    """The first sentence after the opener when it states a lasting fact: not a question, a
-    request or a feeling, nor where things stand right now."""
-    opener = opening.match(prompt)
+def _stated_fact(prompt: str, opener: re.Match[str] | None, states: re.Pattern[str] | None = None) -> str:
+    """The first sentence after the opener (a match at the prompt's start) when it states a
+    lasting fact: not a question, a request or a feeling, nor where things stand right now."""
     if opener is None:
         return ""
     said = " ".join(next((s for s in _SENTENCE.split(prompt[opener.end() :]) if s.strip()), "").split())

@@ -168,7 +168,7 @@ _PR_NUMBER = re.compile(r"(?:\bpr\s*|\bpull request\s*|#)#?(\d+)\b", re.IGNORECA
 def reported_merge(prompt: str) -> str | None:
     """When the prompt opens with news that the user merged the pull request: the number it
     names ("12"), or "" when it names none ("i merged it just now"); else None."""
-    text = prompt.strip().lstrip("*_>` ").strip()
+    text = _opening(prompt)
     first = text.split("\n", 1)[0]
     if _MERGED.match(text) is None or is_question(first):
         return None
@@ -179,4 +179,9 @@ def reported_merge(prompt: str) -> str | None:
 def rejects_answer(prompt: str) -> bool:
     """The user opens by saying the previous answer was wrong ("wrong, you must open the
     link", "read what I said", "no, that's not the cause")."""
-    return _REJECTS.match(prompt.strip().lstrip("*_>` ").strip()) is not None
+    return _REJECTS.match(_opening(prompt)) is not None
+
+
+def _opening(prompt: str) -> str:
+    """The prompt from its first word: no quote marks, emphasis or code ticks before it."""
+    return prompt.strip().lstrip("*_>` ").strip()

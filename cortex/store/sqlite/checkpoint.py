@@ -73,6 +73,8 @@ def checkpoint_lock(store_path: Path) -> Path:
 def _write(
     conn: db.Connection, folder: Path, *, reason: str, run: str, at: datetime, digest: Callable[[], str]
 ) -> Checkpoint:
+    """The checkpoint itself, under the writers' lock (its OSErrors are write_checkpoint's to
+    translate)."""
     try:
         _remove_partial(folder, conn.path.stem)
         path = _free_name(folder, conn.path.stem, at, reason)
@@ -94,8 +96,6 @@ def _write(
         failpoint("checkpoint.after_rename")  # no sidecar yet: not listed, removed by the next one
         cp = Checkpoint(path, str(conn.path), reason, run, at.astimezone(UTC).isoformat(), saved)
         atomic_write(cp.sidecar, json.dumps(cp.to_dict(), indent=2) + "\n")
-    except OSError as exc:
-        raise db.translate(exc, folder) from exc
     except conn.driver.module.Error as exc:
         raise db.translate(exc, conn.path) from exc
     prune_checkpoints(conn.path, KEEP_CHECKPOINTS)
