@@ -56,6 +56,15 @@ _EXPLAINS = re.compile(
     r"(?:is|are|was|were)(?:n't| not) (?:installed|supported))\b",
     re.IGNORECASE,
 )
+# A why that names what went wrong is the cause; one that only says what had to change ("I need
+# to fix the test to not use impure paths", "the config needs an empty list") is the fix.
+_FIX = re.compile(r"\b(?:needs? to|must|requires?|the fix|should|ha(?:ve|s) to)\b", re.IGNORECASE)
+_CAUSE = re.compile(
+    r"\b(?:because|due to|caused by|the (?:issue|problem|bug|cause|error|failure)\b|root cause|"
+    r"turns out|missing|wrong|doesn't exist|does not exist|expects?|was using|in use|"
+    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported|available))\b",
+    re.IGNORECASE,
+)
 _TIMED_OUT = re.compile(r"(?:Error: )?Command timed out", re.IGNORECASE)
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
 # A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
@@ -132,14 +141,13 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             between = messages[start : position[id(fixed)] + 1]
             why = _explanation(between)
             # Without a why, what the assistant changed says the fix, when the error is named.
-            what = why or (_change(between) if error else "")
+            change = "" if why or not error else _change(between)
             ran = _fix_commands(calls[index + 1 :], fixed, shown, not why) if (why or error) else []
             if inline_env(retried) not in ("", inline_env(shown)):  # run with a variable set
                 ran = [retried, *ran][:MAX_FIX_COMMANDS]
-            if what or ran:
+            if why or change or ran:
                 reported.add((shown, error))
-                tail = f"fix: {what or 'ran'}{_ran(ran, bool(what))}"
-                same.add(found, shown, error, tail, _evidence(), fixed)
+                same.add(found, shown, error, _tail(why, change, ran, True), _evidence(), fixed)
                 continue
         elif error and not is_test_run(shown):
             # Not retried as such: the fix was another command or an edit. The assistant's
@@ -151,19 +159,12 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             # Without a why, what the assistant set out to change, when a command then changed it
             # (a run that timed out has no outcome: nothing was there to change).
             timed_out = _TIMED_OUT.match(result.content.strip()) is not None
-            why = said or (_change(window) if ran and not timed_out else "")
-            if why:
+            change = "" if said or not ran or timed_out else _change(window)
+            if said or change:
                 reported.add((shown, error))
-                tail = f"{why}{_ran(ran, True)}"
+                tail = _tail(said, change, ran, False)
                 # Not seen fixed yet: a later success of the same command replaces it.
-                same.add(
-                    found,
-                    shown,
-                    error,
-                    tail,
-                    replace(_evidence(), tags=_state(shown)),
-                    message,
-                )
+                same.add(found, shown, error, tail, replace(_evidence(), tags=_state(shown)), message)
                 continue
         if fixed is None and is_build_command(shown):
             content = f"Command failing: `{shown}` ({error})"
@@ -307,6 +308,15 @@ def _fix_commands(
     return out
 
 
+def _tail(why: str, change: str, ran: Sequence[str], fixed: bool) -> str:
+    """What a gotcha says after its error: the labelled why, or else the change, then the
+    commands run. A cause of a failure seen fixed says so, for the error alone reads as a state."""
+    if why.startswith("cause:"):
+        return f"{why.rstrip('.')}; fixed{_ran(ran, True)}" if fixed else f"{why}{_ran(ran, True)}"
+    said = why or (f"fix: {change}" if change else "")
+    return f"{said}{_ran(ran, True)}" if said else f"fix: ran{_ran(ran, False)}"
+
+
 def _ran(commands: Sequence[str], after_text: bool) -> str:
     if not commands:
         return ""
@@ -327,7 +337,7 @@ def _sentences(messages: Sequence[Message]) -> list[str]:
 
 def _explanation(messages: Sequence[Message]) -> str:
     """The first assistant sentence between failure and success that says why (not what the
-    assistant is about to do, a guess, nor a question to the user)."""
+    assistant is about to do, a guess, nor a question to the user), labelled `cause:` or `fix:`."""
     asked = False
     for sentence in _sentences(messages):
         # "Let me isolate the problem", "the issue is likely X" and "Which model is it? (Some
@@ -337,7 +347,9 @@ def _explanation(messages: Sequence[Message]) -> str:
         if is_talk(sentence) or is_guess(sentence) or asked:
             continue
         if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
-            return clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)
+            said = clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)
+            fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
+            return f"{'fix' if fix else 'cause'}: {said}"
     return ""
 
 

@@ -214,8 +214,8 @@ def test_explained_fix_of_a_failing_command_is_a_gotcha() -> None:
     ]
     (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
     assert gotcha.content == (
-        "`python gen.py` failed (/bin/bash: python: command not found); fix: The failure is "
-        "because this image only ships `python3`, not `python`."
+        "`python gen.py` failed (/bin/bash: python: command not found); cause: The failure is "
+        "because this image only ships `python3`, not `python`; fixed"
     )
 
 
@@ -357,8 +357,9 @@ def test_failure_fixed_by_another_command_is_a_gotcha_when_explained() -> None:
     ]
     (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
     assert gotcha.content == (
-        "`uvicorn app:app --port 3000` failed (Error: Address already in use (os error 48)); Port 3000 is "
-        "taken because an earlier server process is still running. (ran `pkill medianator`)"
+        "`uvicorn app:app --port 3000` failed (Error: Address already in use (os error 48)); "
+        "cause: Port 3000 is taken because an earlier server process is still running. "
+        "(ran `pkill medianator`)"
     )
 
 
@@ -373,6 +374,32 @@ def _gotchas_after(failing: ToolUse, words: str, fix: str, fix_output: str = "")
     return [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
 
 
+def test_a_why_is_labelled_as_the_cause_or_the_fix_it_states() -> None:
+    # Real shapes (a nix flake, a Next.js build): "The issue is ..." names what went wrong, "I
+    # need to ..." what had to change. Both used to read "fix: ...", so a cause passed for a fix.
+    check = "nix flake check --cores 4"
+    failing = bash(check, "error: invalid SRI hash 'abc'", error=True, tid="1")
+    said = {
+        "The issue is that the hash format needs to be SRI format.": "cause: The issue is that the "
+        "hash format needs to be SRI format; fixed",
+        "I see the problem - the build reads a base32 hash.": "cause: the build reads a base32 hash; fixed",
+        "The workflow names are showing as file paths instead of the proper names.": "cause: The "
+        "workflow names are showing as file paths instead of the proper names; fixed",
+        "I need to fix the test to not use impure paths.": "fix: I need to fix the test to not use "
+        "impure paths.",
+        "The config needs to have at least an empty list for output_scanners.": "fix: The config "
+        "needs to have at least an empty list for output_scanners.",
+    }
+    for words, tail in said.items():
+        (gotcha,) = _gotchas_after(failing, words, check, "all checks passed!")
+        assert gotcha == f"`{check}` failed (error: invalid SRI hash 'abc'); {tail}", gotcha
+    # A failure not seen fixed names its cause and what ran after it, and claims no fix.
+    port = bash("./target/release/app", "Error: Address already in use (os error 48)", error=True, tid="1")
+    (gotcha,) = _gotchas_after(port, "Port 3000 is still in use by the old server.", "kill -9 4242")
+    assert gotcha.endswith("; cause: Port 3000 is still in use by the old server. (ran `kill -9 4242`)")
+    assert "fixed" not in gotcha
+
+
 def test_a_diagnosis_after_a_failure_explains_it() -> None:
     # Real shapes: "failing due to" (a nix VM test's lint) and "still in use" (a server's port).
     lint = bash(
@@ -384,7 +411,7 @@ def test_a_diagnosis_after_a_failure_explains_it() -> None:
     words = "The build is failing due to unused imports in the test script. Let me fix it:"
     (gotcha,) = _gotchas_after(lint, words, "nix flake check --cores 4", "all checks passed")
     assert "'json' imported but unused" in gotcha
-    assert gotcha.endswith("fix: The build is failing due to unused imports in the test script.")
+    assert gotcha.endswith("cause: The build is failing due to unused imports in the test script; fixed")
     port = bash("./target/release/app", "Error: Address already in use (os error 48)", error=True, tid="1")
     words = "Port is still in use, let's find and kill the process:"
     (gotcha,) = _gotchas_after(port, words, "kill -9 78778")
@@ -431,7 +458,7 @@ def test_a_command_that_only_put_files_back_is_no_fix_when_the_why_is_known() ->
     (gotcha,) = _gotchas_after(failing, words, "git checkout flake.nix", "Updated 1 path from the index")
     assert gotcha == (
         "`./update.sh` failed (sed: -e expression #1, char 84: unterminated `s' command); "
-        "the print_status function is being called inside command substitution."
+        "cause: the print_status function is being called inside command substitution."
     )
     # With other commands, those are listed and the restore is not.
     messages = [
@@ -470,7 +497,7 @@ def test_a_rerun_whose_output_still_fails_is_no_fix() -> None:
     assert _gotchas_after(failing, words, rerun, failed) == []
     assert _gotchas_after(failing, words, rerun, "") == []  # no evidence either way is no fix
     [fixed] = _gotchas_after(failing, words, rerun, "3 passed in 0.1s")
-    assert fixed.startswith("`pytest -q` failed (") and "; fix: The test fails because" in fixed
+    assert fixed.startswith("`pytest -q` failed (") and "; cause: The test fails because" in fixed
 
 
 def test_what_the_assistant_changes_is_read_past_the_looking_or_fixing_that_leads_in() -> None:
@@ -480,7 +507,7 @@ def test_what_the_assistant_changes_is_read_past_the_looking_or_fixing_that_lead
         ("Let me fix the launcher by freeing port 3000 first:", "freeing port 3000 first"),
     ):
         (gotcha,) = _gotchas_after(failing, words, "kill -9 4242")
-        assert f"; {change} (ran `kill -9 4242`)" in gotcha, gotcha
+        assert f"; fix: {change} (ran `kill -9 4242`)" in gotcha, gotcha
     # Looking alone is still no change.
     assert _gotchas_after(failing, "Let me check what is running on the port:", "kill -9 4242") == []
 
