@@ -50,6 +50,7 @@ log = logging.getLogger("cortex.capture.session")
 LAG_WAIT_S = 3.0  # Claude Code may write the turn's last lines after Stop fired
 LAG_POLL_S = 0.1
 TAIL_BYTES = 512 * 1024  # where to look for the Stop payload's last message
+LLM_MARK = "llm:"  # before a record a model answered on, in the store's read marks
 
 
 @dataclass
@@ -181,15 +182,15 @@ def _commit_chunk(
     tasks = (
         task_ledger(read_task_history(Path(entry.transcript_path), start)) if touches_tasks(messages) else ()
     )
-    found, sent = _candidates(cx, store, messages, git, entry.session_id, tasks) if messages else ([], set())
+    found = _heuristic(cx, messages, git, entry.session_id, tasks) if messages else []
+    asked, sent = _llm(cx, store, messages, git, entry.session_id) if messages else ([], set())
     prompts = [replace(r, session_id=r.session_id or entry.session_id) for r in replies(messages)]
     # A record read before (a resumed session's copy of its history, a session captured live
     # and imported again) is no news: what it made, confirmed and replaced is in the store.
-    # The LLM layer looked its records up already: what it sent no read had seen.
+    # The LLM layer looked up its own marks already (`LLM_MARK`).
     taken = {r for r in (*(s.record for s in found), *(r.record for r in prompts if r.judges)) if r}
-    unchecked = taken - sent
-    earlier = store.read_records(unchecked) if unchecked else set()
-    found = [s for s in found if s.record not in earlier]
+    earlier = store.read_records(taken) if taken else set()
+    found = [s for s in found if s.record not in earlier] + asked
     prompts = [r for r in prompts if r.record not in earlier]
     report.chunks += 1
     report.messages += len(messages)
@@ -227,7 +228,7 @@ def _commit_chunk(
             outcomes += states
         for reply in prompts:
             apply_reply(cx, store, reply)
-        store.mark_read((taken | sent) - earlier, cx.now())
+        store.mark_read((taken - earlier) | sent, cx.now())
         store.write_cursor(row, cx.now())
     failpoint("capture.after_chunk_commit")  # the chunk's memories and its cursor, both or neither
     report.count(outcomes)
@@ -294,16 +295,14 @@ def _item(s: SourcedCandidate, git: GitFacts) -> tuple[Candidate, Source]:
     return s.candidate, source
 
 
-def _candidates(
-    cx: Cortex, store: MemoryStore, messages: Sequence[Message], git: GitFacts, session_id: str, tasks: Ledger
-) -> tuple[list[SourcedCandidate], set[str]]:
-    """The chunk's candidates, and the records the LLM layer was given (to mark as read)."""
+def _heuristic(
+    cx: Cortex, messages: Sequence[Message], git: GitFacts, session_id: str, tasks: Ledger
+) -> list[SourcedCandidate]:
+    """The chunk's candidates from layers 1-3."""
     root = str(cx.paths.root)
     found = extract_sourced(messages, project_root=root, git=git.context, tasks=tasks)
     # The transcript's own session id wins; the payload's fills the gaps.
-    found = [s if s.session_id else _with_session(s, session_id) for s in found]
-    asked, sent = _llm(cx, store, messages, git, session_id)
-    return found + asked, sent
+    return [s if s.session_id else _with_session(s, session_id) for s in found]
 
 
 def _with_session(s: SourcedCandidate, session_id: str) -> SourcedCandidate:
@@ -314,10 +313,11 @@ def _llm(
     cx: Cortex, store: MemoryStore, messages: Sequence[Message], git: GitFacts, session_id: str
 ) -> tuple[list[SourcedCandidate], set[str]]:
     """Layer 4 when an LLM extractor may run (its module is only imported then): its candidates,
-    and the records a model answered on (none when the cap or a failure kept the call back). A
-    record an earlier read marked (a resumed session's copy of its history, a session captured
-    live and imported again) is not sent again: the model would only say again what the store
-    holds, at the user's cost."""
+    and the marks of the records a model answered on (none when the cap or a failure kept the
+    call back). A record a model answered on before (a resumed session's copy of its history, a
+    session captured live and imported again) is not sent again: the model would only say again
+    what the store holds, at the user's cost. Its marks are its own: what the heuristic layers
+    took from a record says nothing of what a model would."""
     from cortex.backends.choose import llm_extraction_possible
 
     if not llm_extraction_possible(cx.settings):
@@ -326,9 +326,9 @@ def _llm(
         from cortex.capture.llm_layer import llm_read
     except ImportError:
         return [], set()
-    named = {m.record for m in messages if m.record}
+    named = {LLM_MARK + m.record for m in messages if m.record}
     earlier = store.read_records(named) if named else set()
-    fresh = [m for m in messages if m.record not in earlier]
+    fresh = [m for m in messages if not m.record or LLM_MARK + m.record not in earlier]
     if not fresh:
         return [], set()
     read = llm_read(cx, fresh, git.context, session_id, recent_commits=git.recent_commits)
@@ -337,7 +337,7 @@ def _llm(
     last = fresh[-1]  # `end` above needs one
     cands = read.candidates
     found = [SourcedCandidate(c, end, session_id, branch, end, last.timestamp, last.record) for c in cands]
-    return found, set(read.sent)
+    return found, {LLM_MARK + record for record in read.sent}
 
 
 # -- a transcript that lags behind the Stop hook ----------------------------------------------
