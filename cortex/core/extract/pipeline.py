@@ -205,7 +205,7 @@ def _turn_candidates(
 
 def _without_quoted_copies(raw: list[tuple[Candidate, Message]]) -> list[tuple[Candidate, Message]]:
     """Without a lexical candidate that a rule of the user's (or a note they asked for) of the
-    same type quotes whole: "The user's rule: I always use tabs, never spaces, in all my
+    same kind quotes whole (`_same_kind`): "The user's rule: I always use tabs, never spaces, in all my
     projects." holds the sentence the lexical layer also typed, and goes to the global store,
     where a project copy would repeat it in every briefing. Rules are not replaced by later
     reports, so the quote keeps what the copy said."""
@@ -217,9 +217,15 @@ def _without_quoted_copies(raw: list[tuple[Candidate, Message]]) -> list[tuple[C
 
     def quoted(c: Candidate) -> bool:
         text = normalize_text(c.content)
-        return any(kind is c.type and text in rule for kind, rule in rules)
+        return any(_same_kind(kind, c.type) and text in rule for kind, rule in rules)
 
     return [(c, m) for c, m in raw if c.layer is not Layer.LEXICAL or not quoted(c)]
+
+
+def _same_kind(rule: MemoryType, lexical: MemoryType) -> bool:
+    """A rule of the user's (a pattern) says what the lexical layer's preference of its words
+    does: "Please always run the linter" is one note, not two."""
+    return rule is lexical or (rule is MemoryType.PATTERN and lexical is MemoryType.PREFERENCE)
 
 
 def _task_list(turn: Sequence[Message], tasks: Ledger) -> list[tuple[Candidate, Message]]:
