@@ -3,7 +3,8 @@
 - A revert commit withdraws the note of the commit it undoes (`Revert "X"` -> "Committed ...: X")
   and the turn states that reported that work.
 - A change of course ("switched the cache from SQLite to Redis") withdraws the earlier decision
-  it overturns (`core/write/overturn.py` decides which).
+  it overturns (`core/write/overturn.py` decides which); a rule of the user's that changes course
+  ("from now on use pnpm instead of npm") withdraws their earlier rule too.
 - A prompt answers what the previous turn left to the user (`supersession.close_open_states`);
   one that says that answer was wrong withdraws it (`supersession.withdraw_answer`); one that
   says the user merged the pull request closes the notes that said it was open.
@@ -19,11 +20,17 @@ from cortex.app import Cortex
 from cortex.capture.supersession import close_open_states, retire, withdraw_answer
 from cortex.core.extract.commands import undone_subject
 from cortex.core.extract.pipeline import Reply
-from cortex.core.extract.signals import PLAN_TAG
+from cortex.core.extract.signals import PLAN_TAG, RULE_TAG
 from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.recall.query import text_query
-from cortex.core.write.overturn import changes_of_course, overturns, topic_words
+from cortex.core.write.overturn import (
+    MIN_SHARED_RULE_WORDS,
+    MIN_SHARED_WORDS,
+    changes_of_course,
+    overturns,
+    topic_words,
+)
 from cortex.core.write.state import STATE_TAG
 from cortex.store.port import MemoryStore
 
@@ -43,21 +50,38 @@ def supersede_undone(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) 
 
 def supersede_overturned(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
     """A decision just stored that changes course ("Switched the pricing cache from SQLite to
-    Redis") withdraws the earlier decisions and designs it overturns (history keeps them)."""
+    Redis") withdraws the earlier decisions and designs it overturns; a rule of the user's that
+    does withdraws their earlier rules it overturns as well (history keeps them all)."""
     for new in written:
-        if new.type is not MemoryType.DECISION or new.status is not Status.ACTIVE:
+        by_user = _users(new)
+        if new.status is not Status.ACTIVE or not (by_user or new.type is MemoryType.DECISION):
             continue
         for change in changes_of_course(new.content):
             query = text_query(change.old)
             hits = store.search_text(query, _OVERTURN_LOOKUP, ("active",)) if query else []
             for old in store.get_many(i for i, _ in hits).values():
-                if old.id == new.id or old.pinned or old.type.value not in _COURSE_TYPES:
-                    continue
-                if _COURSE_TAGS.isdisjoint(old.tags) and not _COMMITTED.match(old.content):
+                shared = _shared_needed(old, by_user)
+                if old.id == new.id or old.pinned or shared is None:
                     continue
                 said, when = new.source.said_at, old.source.said_at
-                if (said is None or when is None or when <= said) and overturns(change, old.content):
+                if (said is None or when is None or when <= said) and overturns(change, old.content, shared):
                     retire(cx, store, old, new.id, cx.now())
+
+
+def _users(memory: Memory) -> bool:
+    """A rule or taste the user stated (not a decision a report or a commit made)."""
+    return RULE_TAG in memory.tags or memory.type is MemoryType.PREFERENCE
+
+
+def _shared_needed(old: Memory, by_user: bool) -> int | None:
+    """How many words of what a change is about `old` must share to be overturned by it; None
+    when it cannot be: what the user said only the user overturns."""
+    if _users(old):
+        return MIN_SHARED_RULE_WORDS if by_user else None
+    if old.type.value not in _COURSE_TYPES:
+        return None
+    stated = not _COURSE_TAGS.isdisjoint(old.tags) or _COMMITTED.match(old.content) is not None
+    return MIN_SHARED_WORDS if stated else None
 
 
 # A commit's note: "Committed <sha>: <subject>" and, after it, " (<body>)".

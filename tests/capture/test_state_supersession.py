@@ -321,6 +321,32 @@ def test_a_change_of_course_withdraws_the_decision_it_overturns(project: Path) -
         cx.close()
 
 
+def test_a_rule_of_the_user_that_changes_course_withdraws_their_earlier_rule(project: Path) -> None:
+    # The user set a rule, then changed it: both rules active would tell the next session to
+    # use npm and pnpm at once. Their rule on another subject that also names npm stays, and a
+    # report's change of course does not touch what the user said.
+    turns = [
+        answer_turn(1, "Always use npm for installing packages in this repo, never yarn.", "Got it."),
+        answer_turn(2, "Never run npm publish from a laptop, only from CI.", "Understood."),
+        answer_turn(3, "Add lodash.", "## Decision\nSwitched the package installs from npm to bun."),
+        answer_turn(4, "From now on use pnpm instead of npm for installs in this repo.", "Sure."),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        rules = [m for m in cx.write_store(Scope.PROJECT).all_memories() if "user-rule" in m.tags]
+        status = {m.content.removeprefix("The user's rule: ")[:24]: m.status for m in rules}
+        assert status == {
+            "Always use npm for insta": Status.SUPERSEDED,  # by turn 4, not by turn 3's report
+            "Never run npm publish fr": Status.ACTIVE,
+            "From now on use pnpm ins": Status.ACTIVE,
+        }
+        (edge,) = [e for e in cx.write_store(Scope.PROJECT).edges() if e.type is EdgeType.SUPERSEDES]
+        by = {m.id: m for m in rules}
+        assert by[edge.source].content.endswith("instead of npm for installs in this repo.")
+    finally:
+        cx.close()
+
+
 def test_a_merge_the_user_reports_closes_the_open_pull_request_it_names(project: Path) -> None:
     # Real shape (b3, shortened): the report lists PR #2 as open, the user merges it on their
     # phone and says so ("it": the one the latest report names). PR #5, open since an earlier

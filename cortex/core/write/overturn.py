@@ -8,6 +8,10 @@ beyond the two names. "Use SQLite for the job queue" shares none of "pricing cac
 
 The phrasings read: "from X to Y" after a verb of change (switch, migrate, move, change, port,
 convert), "replace X with Y", "Y instead of X" / "Y rather than X", "drop X in favour of Y".
+
+The user's own rules change the same way ("From now on use pnpm instead of npm for installs"
+overturns "Always use npm for installing packages"): a user says little, so for their rules one
+shared word is enough. Words are compared by their stem (`installs` and `installing` are one).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import re
 from dataclasses import dataclass
 
 MIN_SHARED_WORDS = 2
+MIN_SHARED_RULE_WORDS = 1  # between two of the user's own rules
+_SUFFIXES = ("ing", "ed", "es", "s")
 MIN_WORD_CHARS = 4
 
 _NAME = r"[`'\"]?(?P<{}>[A-Za-z][\w.+#-]*[\w+#])[`'\"]?"
@@ -44,6 +50,7 @@ _COMMON = frozenset(
         "into", "onto", "over", "under", "then", "your", "ours", "uses", "used", "using", "make", "made",
         "does", "done", "need", "needs", "the", "and", "for", "not", "now", "our", "all", "any", "use",
         "drop", "dropped", "favour", "favor", "feat", "fix", "chore", "refactor",
+        "always", "never", "please", "repo", "repository", "project", "future", "user", "rule",
     )
 )  # fmt: skip
 
@@ -69,12 +76,22 @@ def changes_of_course(text: str) -> list[Change]:
     return out
 
 
-def overturns(change: Change, earlier: str) -> bool:
+def overturns(change: Change, earlier: str, min_shared: int = MIN_SHARED_WORDS) -> bool:
     """True when `earlier` states what `change` left: it names the old choice and not the new
-    one, and shares at least two words of what the change is about."""
+    one, and shares at least `min_shared` words (by stem) of what the change is about."""
     if not _named(change.old, earlier) or _named(change.new, earlier):
         return False
-    return len((topic_words(earlier) - {change.old, change.new}) & change.about) >= MIN_SHARED_WORDS
+    shared = _stems(topic_words(earlier) - {change.old, change.new}) & _stems(change.about)
+    return len(shared) >= min_shared
+
+
+def _stems(words: frozenset[str]) -> set[str]:
+    """Each word without one inflection ending, where four letters stay."""
+    return {_stem(w) for w in words}
+
+
+def _stem(word: str) -> str:
+    return next((word[: -len(s)] for s in _SUFFIXES if word.endswith(s) and len(word) > len(s) + 3), word)
 
 
 def _named(name: str, text: str) -> bool:

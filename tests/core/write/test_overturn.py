@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cortex.core.write.overturn import Change, changes_of_course, overturns
+from cortex.core.write.overturn import MIN_SHARED_RULE_WORDS, Change, changes_of_course, overturns
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,14 @@ def test_an_earlier_decision_is_overturned_only_when_it_is_about_the_same_thing(
     assert not overturns(
         Change("sqlite", "redis", frozenset({"pricing", "cache"})), "pricing cache in sqlite3"
     )
+
+
+def test_words_are_shared_by_stem_and_a_rule_of_the_user_needs_one() -> None:
+    (change,) = changes_of_course("From now on use pnpm instead of npm for installs in this repo.")
+    earlier = "The user's rule: Always use npm for installing packages in this repo, never yarn."
+    # `installs` and `installing` are one word; "repo", "always" and "never" say nothing.
+    assert change.about == frozenset({"installs"})
+    assert overturns(change, earlier, MIN_SHARED_RULE_WORDS)
+    assert not overturns(change, earlier)  # a report's decision needs two
+    publish = "The user's rule: Never run npm publish from a laptop."
+    assert not overturns(change, publish, MIN_SHARED_RULE_WORDS)
