@@ -122,6 +122,9 @@ _NARRATION = re.compile(
 )
 # A pick that names only an option's label ("Let's go with option B.", "going with the second
 # one"): what it chose was said in an earlier message, and the sentence alone says nothing.
+# An option weighed, not a fact of the project: "Cons: breaks when we run more than one server"
+# is said of a choice the user may not make.
+_WEIGHING = re.compile(r"^\W*(?:pros?|cons?|pros and cons|pros/cons)\W*:", re.IGNORECASE)
 _PICK_ONLY = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|great|sure|alright)\W+)*(?:(?:let'?s|we'?ll|i'?ll|we|i)\s+)?"
     r"(?:go|going|went)\s+with\s+(?:(?:option|approach|plan|choice|alternative|number|variant)\s+)?"
@@ -171,7 +174,7 @@ class Scored:
 def score_sentence(sentence: str, role: Role) -> Scored | None:
     """Marker weight + specificity - hedges - narration - length penalties, or None if unmarked."""
     hits = [m for m in MARKERS if role in m.roles and m.pattern.search(sentence)]
-    if not hits or _PICK_ONLY.match(sentence):
+    if not hits or _PICK_ONLY.match(sentence) or _WEIGHING.match(sentence):
         return None
     best = max(hits, key=lambda m: m.weight)
     labels = tuple(dict.fromkeys(m.label for m in hits))

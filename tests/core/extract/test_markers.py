@@ -63,6 +63,10 @@ def lexical(*messages: Message, words: frozenset[str] = frozenset()) -> list[Can
         ("Ok, let's go with the second one.", U, None),
         ("We went with plan B for the rollout because the deadline moved.", U, DEC),
         ("I prefer small commits with imperative subject lines.", A, None),  # only users have prefs
+        # An option's pros and cons weigh a choice the user may not make.
+        ("Cons: breaks when we run more than one server", A, None),
+        ("**Pros:** never fails on a cold start, because the model ships in the wheel", A, None),
+        ("The upload breaks when we run more than one server.", A, GOT),
     ],
 )  # fmt: skip
 def test_sentence_scoring(sentence: str, role: Role, expected: MemoryType | None) -> None:
