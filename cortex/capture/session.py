@@ -215,7 +215,7 @@ def _commit_chunk(
     with store.transaction():
         for turn in _by_turn(local):  # as a Stop hook per turn would have written them
             while prompts and prompts[0].offset < turn[0].turn_end:
-                apply_reply(cx, store, prompts.pop(0))
+                outcomes += apply_reply(cx, store, prompts.pop(0))
             others = [s for s in turn if not is_state(s.candidate.tags)]
             written = writer.write_batch(cx, store, [_item(s, git) for s in others], read_at)
             merged = supersede_by_manifest(cx, store, [o.memory for o in written])
@@ -227,7 +227,7 @@ def _commit_chunk(
             supersede_states(cx, store, [o.memory for o in states], said)
             outcomes += states
         for reply in prompts:
-            apply_reply(cx, store, reply)
+            outcomes += apply_reply(cx, store, reply)
         store.mark_read((taken - earlier) | sent, cx.now())
         store.write_cursor(row, cx.now())
     failpoint("capture.after_chunk_commit")  # the chunk's memories and its cursor, both or neither

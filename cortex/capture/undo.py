@@ -6,6 +6,7 @@
   it overturns (`core/write/overturn.py` decides which); a rule of the user's that changes course
   ("from now on use pnpm instead of npm") withdraws their earlier rule too.
 - A prompt answers what the previous turn left to the user (`supersession.close_open_states`);
+  one that only picks an option it laid out ("B") stores that option as the user's decision;
   one that says that answer was wrong withdraws it (`supersession.withdraw_answer`); one that
   says the user merged the pull request closes the notes that said it was open.
 """
@@ -17,13 +18,16 @@ import re
 from collections.abc import Sequence
 
 from cortex.app import Cortex
+from cortex.capture import write as writer
 from cortex.capture.supersession import close_open_states, retire, withdraw_answer
 from cortex.core.extract.commands import undone_subject
 from cortex.core.extract.pipeline import Reply
 from cortex.core.extract.signals import PLAN_TAG, RULE_TAG
-from cortex.core.extract.summary import FINDING_TAG, REPORT_TAG
-from cortex.core.model import Memory, MemoryType, Status
+from cortex.core.extract.speech import options_in
+from cortex.core.extract.summary import FINDING_TAG, OPEN_TAG, REPORT_TAG
+from cortex.core.model import Candidate, Layer, Memory, MemoryType, Source, Status
 from cortex.core.recall.query import text_query
+from cortex.core.write.apply import WriteOutcome
 from cortex.core.write.overturn import (
     MIN_SHARED_RULE_WORDS,
     MIN_SHARED_WORDS,
@@ -39,6 +43,8 @@ from cortex.store.port import MemoryStore
 _COURSE_TYPES = [MemoryType.DECISION.value, MemoryType.ARCHITECTURE.value]
 _COURSE_TAGS = frozenset((REPORT_TAG, FINDING_TAG, PLAN_TAG))
 _OVERTURN_LOOKUP = 50  # notes searched for the name a change of course left
+# What an answer lays out for the user to choose from.
+_ANSWER_TYPES = [t.value for t in (MemoryType.PROGRESS, MemoryType.CONTEXT, MemoryType.DECISION)]
 
 
 def supersede_undone(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
@@ -142,14 +148,68 @@ def _commit_subject(content: str) -> str | None:
     return rest.split(" (", 1)[0] if rest.endswith(")") and " (" in rest else rest
 
 
-def apply_reply(cx: Cortex, store: MemoryStore, reply: Reply) -> None:
-    """What the user's prompt settles of the session's previous turn: what it left to the user
-    is answered, an answer they call wrong is withdrawn, a pull request they merged is closed."""
+def apply_reply(cx: Cortex, store: MemoryStore, reply: Reply) -> list[WriteOutcome]:
+    """What the user's prompt settles of the session's previous turn: an option they picked is
+    their decision, what it left to the user is answered, an answer they call wrong is
+    withdrawn, a pull request they merged is closed. Returns what it stored."""
+    chosen = choose_option(cx, store, reply) if reply.picked is not None else []
     close_open_states(cx, store, reply.session_id, reply.offset)
     if reply.rejects:
         withdraw_answer(cx, store, reply)
     if reply.merged is not None:
         close_merged(cx, store, reply)
+    return chosen
+
+
+def choose_option(cx: Cortex, store: MemoryStore, reply: Reply) -> list[WriteOutcome]:
+    """The user picked one of the options the previous turn laid out ("Option A: S3 with
+    presigned URLs ... Option B: local disk ... Which do you prefer?" -> "A"): that option, with
+    the pros and cons it listed, is what they decided. Only when the turn's open sections hold
+    one option of that place among two or more; the options themselves close as any open state
+    does (a report that lists them stays)."""
+    said = {
+        m.id: m
+        for tag in (OPEN_TAG, REPORT_TAG)
+        for m in store.tagged(tag, _ANSWER_TYPES)
+        if m.status is Status.ACTIVE
+        and m.source.session_id == reply.session_id
+        and (m.source.transcript_offset or 0) < reply.offset
+    }
+    last = max((m.source.transcript_offset or 0 for m in said.values()), default=None)
+    options = [
+        (m, place, text)
+        for m in said.values()
+        if m.source.transcript_offset == last
+        for place, text in options_in(m.content).items()
+    ]
+    picked = [(m, text) for m, place, text in options if place == reply.picked]
+    if len(picked) != 1 or len({place for _, place, _ in options}) != len(options) or len(options) < 2:
+        return []
+    option, text = picked[0]
+    branch = tuple(t for t in option.tags if t.startswith("branch:"))
+    decision = Candidate(
+        content=f"The user chose: {text}",
+        type=MemoryType.DECISION,
+        layer=Layer.STRUCTURAL,
+        confidence=0.6,
+        priority=6,
+        tags=(RULE_TAG, *branch),
+        files=option.source.files,
+    )
+    source = Source(
+        session_id=reply.session_id,
+        transcript_offset=reply.offset,
+        branch=option.source.branch,
+        commit=option.source.commit,
+        files=option.source.files,
+        said_at=reply.said_at,
+        record=reply.record,
+    )
+    written = writer.write_batch(cx, store, [(decision, source)])
+    for outcome in written:
+        if OPEN_TAG in option.tags:
+            retire(cx, store, option, outcome.memory.id, cx.now())
+    return written
 
 
 # A state saying a pull request waits: "PR #2 is open: https://...", "PR #387 awaiting review".

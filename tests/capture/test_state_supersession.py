@@ -347,6 +347,39 @@ def test_a_rule_of_the_user_that_changes_course_withdraws_their_earlier_rule(pro
         cx.close()
 
 
+def test_a_reply_that_picks_an_option_stores_it_as_the_users_decision(project: Path) -> None:
+    # The answer lays out two options and asks; the user answers "B" and nothing else, and the
+    # next turn stores nothing that names the choice: it lived only in the option.
+    options = (
+        "**Option A: S3 with presigned URLs**\n- Pros: scales, no server bandwidth\n"
+        "- Cons: needs AWS credentials in CI\n\n"
+        "**Option B: local disk under /var/uploads**\n- Pros: simple\n"
+        "- Cons: breaks when we run more than one server\n\nWhich do you prefer?"
+    )
+    turns = [
+        answer_turn(1, "How should we store uploaded files?", options),
+        answer_turn(2, "B", "Done."),
+        answer_turn(3, "2", "Which two?"),  # no options laid out before it: no choice
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        store = cx.write_store(Scope.PROJECT)
+        memories = store.all_memories()
+        (chosen,) = [m for m in memories if m.type is MemoryType.DECISION]
+        assert chosen.content == (
+            "The user chose: local disk under /var/uploads\n- Pros: simple\n"
+            "- Cons: breaks when we run more than one server"
+        )
+        assert chosen.status is Status.ACTIVE and "user-rule" in chosen.tags
+        opened = [m for m in memories if OPEN_TAG in m.tags]
+        assert len(opened) == 2 and {m.status for m in opened} == {Status.SUPERSEDED}
+        by = {m.id: m for m in memories}
+        (edge,) = [e for e in store.edges() if e.type is EdgeType.SUPERSEDES]
+        assert edge.source == chosen.id and by[edge.target].content.startswith("Option B: local disk")
+    finally:
+        cx.close()
+
+
 def test_a_merge_the_user_reports_closes_the_open_pull_request_it_names(project: Path) -> None:
     # Real shape (b3, shortened): the report lists PR #2 as open, the user merges it on their
     # phone and says so ("it": the one the latest report names). PR #5, open since an earlier

@@ -15,7 +15,7 @@ from cortex.core.extract.markers import extract_lexical, project_words
 from cortex.core.extract.merges import kept_merge_fields
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.signals import RULE_TAG, extract_signals
-from cortex.core.extract.speech import rejects_answer, reported_merge
+from cortex.core.extract.speech import picked_option, rejects_answer, reported_merge
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
 from cortex.core.extract.symptoms import with_symptom
@@ -88,19 +88,23 @@ class Reply:
     """A user's prompt as a reply to the session's previous turn: it closes what that turn left
     to the user. With `rejects`, it says that answer was wrong: what the answer reported
     (before `offset`, in this session) is no longer taken as found. With `merged`, it says the
-    user merged the pull request the session left open."""
+    user merged the pull request the session left open. With `picked`, it only picks one of
+    the options that turn laid out (its place: 1 for "A")."""
 
     offset: int
     session_id: str | None
     record: str | None = None  # the prompt's transcript record (uuid)
     rejects: bool = False
     merged: str | None = None  # the pull request merged: its number, "" for "it"
+    picked: int | None = None
+    said_at: datetime | None = None  # the prompt's timestamp
 
     @property
     def judges(self) -> bool:
-        """It says more than a reply: the answer was wrong, or the pull request is merged. Such a
-        prompt's record is kept as read; a plain reply changes nothing on a second read."""
-        return self.rejects or self.merged is not None
+        """It says more than a reply: the answer was wrong, the pull request is merged, an option
+        is chosen. Such a prompt's record is kept as read; a plain reply changes nothing on a
+        second read."""
+        return self.rejects or self.merged is not None or self.picked is not None
 
 
 def replies(messages: Sequence[Message]) -> list[Reply]:
@@ -110,8 +114,11 @@ def replies(messages: Sequence[Message]) -> list[Reply]:
         prompt = next((m for m in turn if starts_turn(m) and m.texts), None)
         if prompt is not None:
             said = prompt.texts[0]
-            rejects, merged = rejects_answer(said), reported_merge(said)
-            out.append(Reply(prompt.end_offset, prompt.session_id, prompt.record, rejects, merged))
+            rejects, merged, picked = rejects_answer(said), reported_merge(said), picked_option(said)
+            at = prompt.timestamp
+            out.append(
+                Reply(prompt.end_offset, prompt.session_id, prompt.record, rejects, merged, picked, at)
+            )
     return out
 
 

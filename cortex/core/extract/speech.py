@@ -185,3 +185,57 @@ def rejects_answer(prompt: str) -> bool:
 def _opening(prompt: str) -> str:
     """The prompt from its first word: no quote marks, emphasis or code ticks before it."""
     return prompt.strip().lstrip("*_>` ").strip()
+
+
+# A prompt that only picks one of the options the previous answer laid out ("B", "option 2
+# please", "go with the second one"): what it chose is in that answer.
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "one": 1, "two": 2, "three": 3}
+_LABEL = r"(?:[a-e]|[1-9]|first|second|third|fourth|fifth)"
+_KIND = r"(?:option|approach|plan|choice|alternative|variant|solution|number)"
+_PICKS = re.compile(
+    r"^(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|alright|fine)\W+)*"
+    r"(?:(?:let'?s|we'?ll|i'?ll|please)\s+)?(?:(?:go|going)\s+with|do|use|take|pick|choose|i choose|"
+    r"i pick|i'?d (?:go with|pick|take))?\s*(?:the\s+)?(?:" + _KIND + r"\s*#?\s*)?"
+    r"(?P<label>" + _LABEL + r")(?:\s+(?:one|" + _KIND + r"))?"
+    r"(?:\W+(?:please|then|for now|sounds good|looks good|is (?:fine|good|better)|it is))*\W*$",
+    re.IGNORECASE,
+)
+# The label an option's section opens with: "Option A: ...", "Approach 2 - ...", "B) ...", "1. ...".
+_OPTION_HEAD = re.compile(
+    r"^\W*(?:" + _KIND + r"\s*#?\s*(?P<named>[a-e]|[1-9])\b|(?P<bare>[a-e]|[1-9])[).:](?:\s|$))",
+    re.IGNORECASE,
+)
+
+
+def picked_option(prompt: str) -> int | None:
+    """The option the prompt picks and nothing else, as its place (1 for "A", "1", "the first
+    one"); None for a prompt that says more than a pick."""
+    text = _opening(prompt)
+    m = _PICKS.match(text) if len(text) <= 60 and "\n" not in text else None
+    return _place(m.group("label")) if m else None
+
+
+def options_in(section: str) -> dict[int, str]:
+    """The options a section lays out, by place: each line that opens with a label ("Option A:
+    S3 with presigned URLs", "2. **Pin auth to 0.0.81** - ...") and the lines under it up to
+    the next, without the label and without questions. Empty when one place comes twice (two
+    lists, not one set of options)."""
+    found: dict[int, list[str]] = {}
+    place = None
+    for line in section.splitlines():
+        m = _OPTION_HEAD.match(line)
+        if m is not None:
+            place = _place(m.group("named") or m.group("bare"))
+            if place in found:
+                return {}
+            found[place] = [line[m.end() :].lstrip(" *_:.)-\u2013\u2014").rstrip()]
+        elif place is not None and line.strip() and not is_question(line):
+            found[place].append(line.strip())
+    return {p: "\n".join(lines).strip() for p, lines in found.items() if lines[0]}
+
+
+def _place(label: str) -> int:
+    label = label.lower()
+    if label.isdigit():
+        return int(label)
+    return _ORDINALS.get(label) or ord(label) - ord("a") + 1

@@ -12,6 +12,8 @@ from cortex.core.extract.speech import (
     leaves_it_open,
     only_asks,
     option_lines,
+    options_in,
+    picked_option,
     rejects_answer,
     reported_merge,
     without_acknowledgement,
@@ -184,3 +186,40 @@ def test_lines_that_only_ask_and_lines_that_end_asking() -> None:
     ]
     assert not only_asks(stated) and not only_asks(["Questions:", stated[1]])
     assert only_asks(["Before I start:", "1. Which branch? (`main` or `develop`)", "2. May I push?"])
+
+
+def test_a_prompt_that_only_picks_an_option() -> None:
+    picks = {
+        "A": 1,
+        "b.": 2,
+        "Option 2 please": 2,
+        "go with B": 2,
+        "let's go with the second one": 2,
+        "ok, option A": 1,
+        "**C**": 3,
+        "B sounds good": 2,
+    }
+    for prompt, place in picks.items():
+        assert picked_option(prompt) == place, prompt
+    # Saying more than a pick (or asking) is not one: what else it says is read as any prompt.
+    for prompt in ("A but use R2 instead of S3", "I think B is better?", "do it", "yes", "I", "Which one?"):
+        assert picked_option(prompt) is None, prompt
+
+
+def test_the_options_a_section_lays_out_by_place() -> None:
+    section = "Option 1: Fly.io\nOne `fly deploy`, Postgres included.\nOption 2: Render\nFree tier sleeps."
+    assert options_in(section) == {
+        1: "Fly.io\nOne `fly deploy`, Postgres included.",
+        2: "Render\nFree tier sleeps.",
+    }
+    listed = (
+        "I see two ways:\n1. Client-side - flashes the page.\n2. Pin auth 0.0.81 - blocks upgrades.\nWhich?"
+    )
+    assert options_in(listed) == {
+        1: "Client-side - flashes the page.",
+        2: "Pin auth 0.0.81 - blocks upgrades.",
+    }
+    assert options_in("A) Keep it\nB) Drop it") == {1: "Keep it", 2: "Drop it"}
+    # Two lists (a place twice) are not one set of options; prose opens with no label.
+    assert options_in("1. Build\n2. Test\n\n1. Deploy") == {}
+    assert options_in("A quick note on the cache.\nPlan: ship it.") == {}
