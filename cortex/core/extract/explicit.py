@@ -56,11 +56,23 @@ _OPTION = re.compile(r"^(--type|-t|--priority|-p|--tags)\s+(\S+)\s*|^(--global|-
 # "keep in mind that ...", "don't forget that ...", "for future reference, ...".
 _ASKED_TO_REMEMBER = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|also|and|btw|please|pls)[,!]?\s+)*"
-    r"(?:(?:remember|keep in mind|don'?t forget|do not forget)(?:\s+that\b|\s*:)|"
+    r"(?:(?:remember|keep in mind|don'?t forget|do not forget)(?:\s+that\b|\s+this\s*:|\s*:)|"
     r"for (?:future )?reference[,:])"
     r"\s*(?P<what>\S.*)",
     re.IGNORECASE | re.DOTALL,
 )
+# ... or after it: "the staging deploy needs STRIPE_WEBHOOK_SECRET, remember that", or a
+# sentence of its own after the one to keep ("Staging runs on port 5433. Remember that.").
+_ASK_AFTER = (
+    r"\(?(?:(?:and|so|please|pls)\s+)*(?:remember (?:that|this|it)|keep (?:that|this|it) in mind|"
+    r"don'?t forget (?:that|this|it))\)?[\s.!)]*$"
+)
+_ASKED_AFTER = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|also|and|btw|great|thanks|please|pls)[,.!]?\s+)*(?P<what>\S.*?)"
+    r"(?:\s*[,;:\u2013\u2014]\s*|\s+-\s+)" + _ASK_AFTER,
+    re.IGNORECASE | re.DOTALL,
+)
+_ONLY_ASKS = re.compile(r"^\W*" + _ASK_AFTER, re.IGNORECASE)
 
 
 def extract_explicit(
@@ -204,11 +216,12 @@ def _asked_in_words(message: Message) -> _RememberArgs:
     return _RememberArgs(text=what[:MAX_EXPLICIT_CHARS], kind=scored.type if scored else MemoryType.CONTEXT)
 
 
-def _asked_span(text: str) -> tuple[str, int] | None:
-    """(the sentence asked to be kept, where it ends in `text`), or None."""
+def _asked_span(text: str) -> tuple[str, int, int] | None:
+    """(the sentence asked to be kept, and where the ask starts and ends in `text`), or None:
+    the ask opens the prompt, or follows the sentence it asks to keep."""
     asked = _ASKED_TO_REMEMBER.match(text)
     if asked is None:
-        return None
+        return _asked_after(text)
     start = asked.start("what")
     block = _BLANK_LINE.split(text[start:], maxsplit=1)[0]
     sentences = parse_sentences(block)
@@ -216,7 +229,27 @@ def _asked_span(text: str) -> tuple[str, int] | None:
     if first.endswith("?") or len(first.split()) < MIN_ASKED_WORDS:
         return None
     at = block.replace("\n", " ").find(first)  # the same length: offsets hold in `block`
-    return first, start + (at + len(first) if at >= 0 else len(block))
+    return first, 0, start + (at + len(first) if at >= 0 else len(block))
+
+
+def _asked_after(text: str) -> tuple[str, int, int] | None:
+    """The sentence a later "remember that" asks to keep: the one it closes, or the one before
+    it when it stands alone. The span runs from that sentence through the ask."""
+    flat = text.replace("\n", " ")  # the same length: offsets hold in `text`
+    sentences = [s.strip() for block in _BLANK_LINE.split(text) for s in parse_sentences(block)]
+    for n, sentence in enumerate(sentences):
+        closing = _ASKED_AFTER.match(sentence)
+        alone = _ONLY_ASKS.match(sentence) if closing is None and n > 0 else None
+        if closing is None and alone is None:
+            continue
+        what = closing.group("what") if closing else sentences[n - 1]
+        if what.rstrip().endswith("?") or len(what.split()) < MIN_ASKED_WORDS:
+            return None
+        start, end = flat.find(what), flat.find(sentence)
+        if start < 0 or end < 0:
+            return None
+        return what, start, end + len(sentence)
+    return None
 
 
 def strip_memory_tags(message: Message) -> Message:
@@ -225,7 +258,7 @@ def strip_memory_tags(message: Message) -> Message:
     texts = []
     for n, text in enumerate(message.texts):
         asked = _asked_span(text) if n == 0 and message.role is Role.USER else None
-        text = text[asked[1] :] if asked else text
+        text = text[: asked[1]] + text[asked[2] :] if asked else text
         for _, start, end in reversed(_tag_spans(text)):
             text = text[:start] + "\n\n" + text[end:]
         texts.append(text)

@@ -164,11 +164,31 @@ def test_asking_in_words_to_remember_is_a_remember() -> None:
         "the CI runners have no Docker.",
         "The user's rule: Always run integration tests locally.",
     }
+    # The ask may come after what it asks to keep: closing its sentence, or standing alone.
+    for said, kept in (
+        (
+            "great. also the staging deploy needs the env var STRIPE_WEBHOOK_SECRET, remember that",
+            "the staging deploy needs the env var STRIPE_WEBHOOK_SECRET",
+        ),
+        ("Staging runs Postgres on port 5433. Remember that.", "Staging runs Postgres on port 5433."),
+        ("the prod bucket is versioned - keep that in mind!", "the prod bucket is versioned"),
+        ("Remember this: the mobile app pins API v2.", "the mobile app pins API v2."),
+    ):
+        found = extract(user(said), assistant("Noted."))
+        assert [(c.layer, c.content) for c in found] == [(Layer.USER, kept)], said
+    found = extract(user("The API key lives in 1Password, remember that. Always run the linter first."))
+    assert {c.content for c in found} == {
+        "The API key lives in 1Password",
+        "The user's rule: Always run the linter first.",
+    }
     # A question, a reminder for this session or nothing to keep asks for no memory.
     for said in (
         "don't forget that bug from yesterday?",
         "Remember to run the migrations",
         "remember that too",
+        "can you fix the login page, remember that?",
+        "Remember that.",
+        "ok. remember that",
     ):
         assert extract(user(said), assistant("Sure.")) == [], said
     said = extract(
