@@ -45,6 +45,17 @@ _RULE = re.compile(
     r"no,? (?:use|do|we)|stop \w+ing)\b",
     re.IGNORECASE,
 )
+# A short imperative that only makes sense as a standing rule, at the start of a clause: "stop
+# adding comments everywhere", "don't use any, use unknown", "use tabs not spaces". Not one
+# bound to now ("don't push yet", "use the old config for now").
+_IMPERATIVE = re.compile(
+    r"(?:^|[,;:]\s*(?:so\s+|and\s+|but\s+)?)(?:(?:please|pls|also|and)\s+)?"
+    r"(?:stop \w+ing|(?:don'?t|do not) (?:use|suggest|add|write|import|touch|modify|edit|rely on|mock|"
+    r"hard-?code|disable|skip)|use \S+(?: \S+)? (?:not|over|instead of) \S+)\b",
+    re.IGNORECASE,
+)
+_FOR_NOW = re.compile(r"\b(?:yet|for now|this time|right now|today|until|at the moment)\b", re.IGNORECASE)
+MIN_IMPERATIVE_WORDS = 3
 # A correction of something the assistant does again and again ("you keep saying it is working
 # but are not e2e testing"): a standing rule, and the user's sentence before it says what to do.
 _REPEATED = re.compile(
@@ -196,7 +207,9 @@ def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
             sentences = [" ".join(s.split()) for s in _SENTENCE.split(text)]
             for index, sentence in enumerate(sentences):
                 words = word_count(sentence)
-                if not (MIN_RULE_WORDS <= words <= MAX_RULE_WORDS) or _QUESTION.search(sentence):
+                imperative = _IMPERATIVE.search(sentence) is not None and not _FOR_NOW.search(sentence)
+                least = MIN_IMPERATIVE_WORDS if imperative else MIN_RULE_WORDS
+                if not (least <= words <= MAX_RULE_WORDS) or _QUESTION.search(sentence):
                     continue
                 repeated = _REPEATED.search(sentence) is not None
                 if _SWITCH.match(sentence):
@@ -207,7 +220,7 @@ def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
                             message,
                         )
                     )
-                elif _RULE.search(sentence) or repeated:
+                elif _RULE.search(sentence) or repeated or imperative:
                     # A parenthesis right after the rule is its reason: "(hint: destroying
                     # traceability is not it)".
                     after = sentences[index + 1] if index + 1 < len(sentences) else ""

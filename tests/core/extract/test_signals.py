@@ -99,6 +99,23 @@ def test_standing_rules_in_the_users_words_are_conventions() -> None:
     assert extract_signals([user("stop the dev server and rebuild it please"), assistant("ok")]) == []
 
 
+def test_a_short_imperative_that_only_holds_as_a_standing_rule_is_one() -> None:
+    # Fewer words than a rule needs, no "always" or "never": the imperative says it holds from
+    # now on. Where the code is concerned, "everywhere" is not "in all my projects".
+    for prompt in (
+        "stop adding comments everywhere",
+        "use tabs not spaces in this repo",
+        "don't use any in TypeScript here, use unknown and narrow it",
+        "we're on node 20, so don't suggest node 22 features",
+        "Please don't mock the database",
+    ):
+        [(rule, _)] = extract_signals([user(prompt), assistant("ok")])
+        assert rule.content == f"The user's rule: {prompt}" and rule.scope is Scope.PROJECT, prompt
+    # Bound to now, or no habit at all.
+    for prompt in ("don't push yet", "use the old config for now", "don't worry about it", "stop it"):
+        assert extract_signals([user(prompt), assistant("ok")]) == [], prompt
+
+
 def test_a_rule_about_the_user_across_projects_is_global() -> None:
     for prompt in (
         "In all my projects I use pnpm, never npm.",
