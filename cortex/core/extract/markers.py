@@ -140,7 +140,7 @@ _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|kb|mb|gb|%|x)?\b", re.IGNORECAS
 _ACROSS_PROJECTS = re.compile(
     r"\b(?:in|across|for) (?:all|every|each|any) (?:of )?(?:my |our )?(?:projects?|repos?|repositories|"
     r"codebases?)\b|\b(?:in|for) (?:every|any|each) (?:project|repo|codebase)\b|\bwhatever the project\b"
-    r"|\beverywhere\b|\bglobally\b|\bi (?:always|never|usually|generally|normally|tend to)\b"
+    r"|\bglobally\b|\bi (?:always|never|usually|generally|normally|tend to)\b"
     r"|\bas a (?:general )?rule\b|\bin general\b|\bmy (?:default|usual|general) (?:style|preference|rule)",
     re.IGNORECASE,
 )

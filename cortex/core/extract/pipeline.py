@@ -217,22 +217,24 @@ def _without_quoted_copies(raw: list[tuple[Candidate, Message]]) -> list[tuple[C
     where a project copy would repeat it in every briefing. Rules are not replaced by later
     reports, so the quote keeps what the copy said."""
     rules = [
-        (c.type, normalize_text(c.content))
+        (c, normalize_text(c.content))
         for c, _ in raw
         if RULE_TAG in c.tags or c.layer in (Layer.EXPLICIT, Layer.USER)
     ]
 
     def quoted(c: Candidate) -> bool:
         text = normalize_text(c.content)
-        return any(_same_kind(kind, c.type) and text in rule for kind, rule in rules)
+        return any(_same_kind(rule, c.type) and text in said for rule, said in rules)
 
     return [(c, m) for c, m in raw if c.layer is not Layer.LEXICAL or not quoted(c)]
 
 
-def _same_kind(rule: MemoryType, lexical: MemoryType) -> bool:
-    """A rule of the user's (a pattern) says what the lexical layer's preference of its words
-    does: "Please always run the linter" is one note, not two."""
-    return rule is lexical or (rule is MemoryType.PATTERN and lexical is MemoryType.PREFERENCE)
+def _same_kind(rule: Candidate, lexical: MemoryType) -> bool:
+    """A rule of the user's says what the lexical layer's reading of its words does, whatever
+    type that reading has ("Please always run the linter" a preference, "don't use any, use
+    unknown" a rejected decision): one note, not two. A note asked for keeps a lexical note of
+    another type."""
+    return rule.type is lexical or RULE_TAG in rule.tags
 
 
 def _task_list(turn: Sequence[Message], tasks: Ledger) -> list[tuple[Candidate, Message]]:

@@ -136,15 +136,16 @@ def test_a_rule_of_the_user_that_goes_global_leaves_no_project_copy() -> None:
     assert _without_quoted_copies([(rule, message), (lexical_note, message)]) == [(rule, message)]
 
 
-def test_a_rule_of_the_user_and_the_preference_of_its_words_are_one_note() -> None:
-    # The lexical layer reads "Please always ..." as a preference, the signals layer as the
-    # user's rule: the same sentence stored twice, shown twice. A preference the rule does not
-    # quote whole stays.
-    messages = said("Please always run the linter before you commit.", "Will do.")
-    found = extract_candidates(messages, project_root="/home/dev/proj", git=None)
-    assert [(c.type, c.content) for c in found] == [
-        (MemoryType.PATTERN, "The user's rule: Please always run the linter before you commit.")
-    ]
+def test_a_rule_of_the_user_and_the_lexical_reading_of_its_words_are_one_note() -> None:
+    # The lexical layer reads "Please always ..." as a preference and "don't use X, use Y" as a
+    # rejected decision, the signals layer as the user's rule: the same sentence stored twice,
+    # shown twice. A preference the rule does not quote whole stays.
+    for prompt in (
+        "Please always run the linter before you commit.",
+        "don't use any in TypeScript here, use unknown and narrow it",
+    ):
+        found = extract_candidates(said(prompt, "Will do."), project_root="/home/dev/proj", git=None)
+        assert [(c.type, c.content) for c in found] == [(MemoryType.PATTERN, f"The user's rule: {prompt}")]
     messages = said("I prefer small focused commits with imperative subjects.", "Noted.")
     found = extract_candidates(messages, project_root="/home/dev/proj", git=None)
     assert [c.type for c in found] == [MemoryType.PREFERENCE]
