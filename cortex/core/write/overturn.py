@@ -7,11 +7,13 @@ does not name what replaced it, and shares what the change is about: at least tw
 beyond the two names. "Use SQLite for the job queue" shares none of "pricing cache" and stays.
 
 The phrasings read: "from X to Y" after a verb of change (switch, migrate, move, change, port,
-convert), "replace X with Y", "Y instead of X" / "Y rather than X", "drop X in favour of Y".
+convert), "replace X with Y", "Y instead of X" / "Y rather than X", "use Y, not X", "drop X in
+favour of Y".
 
 The user's own rules change the same way ("From now on use pnpm instead of npm for installs"
 overturns "Always use npm for installing packages"): a user says little, so for their rules one
-shared word is enough. Words are compared by their stem (`installs` and `installing` are one).
+shared word is enough. Words are compared by their stem (`installs` and `installing` are one,
+`indent` and `indentation` too).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 MIN_SHARED_WORDS = 2
 MIN_SHARED_RULE_WORDS = 1  # between two of the user's own rules
 _SUFFIXES = ("ing", "ed", "es", "s")
+MIN_PREFIX_CHARS = 5
 MIN_WORD_CHARS = 4
 
 _NAME = r"[`'\"]?(?P<{}>[A-Za-z][\w.+#-]*[\w+#])[`'\"]?"
@@ -36,6 +39,7 @@ _CHANGES = (
     ),
     re.compile(r"\breplac(?:e|ed|es|ing)\s+" + _OLD + r"\s+(?:with|by)\s+" + _NEW, re.IGNORECASE),
     re.compile(_NEW + r"\s+(?:instead of|rather than)\s+" + _OLD, re.IGNORECASE),
+    re.compile(r"\buse\s+" + _NEW + r",?\s+not\s+" + _OLD, re.IGNORECASE),
     re.compile(r"\bdrop(?:s|ped|ping)?\s+" + _OLD + r"\s+in favou?r of\s+" + _NEW, re.IGNORECASE),
 )
 _WORD = re.compile(r"[a-z][a-z0-9_-]+")
@@ -81,8 +85,16 @@ def overturns(change: Change, earlier: str, min_shared: int = MIN_SHARED_WORDS) 
     one, and shares at least `min_shared` words (by stem) of what the change is about."""
     if not _named(change.old, earlier) or _named(change.new, earlier):
         return False
-    shared = _stems(topic_words(earlier) - {change.old, change.new}) & _stems(change.about)
+    theirs = _stems(topic_words(earlier) - {change.old, change.new})
+    shared = [w for w in _stems(change.about) if any(_same_stem(w, t) for t in theirs)]
     return len(shared) >= min_shared
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """One word, inflected or derived: equal stems, or one the start of the other where the
+    shorter has five letters or more (`indent` and `indentation`, `config` and `configuration`)."""
+    short, long = sorted((a, b), key=len)
+    return short == long or (len(short) >= MIN_PREFIX_CHARS and long.startswith(short))
 
 
 def _stems(words: frozenset[str]) -> set[str]:

@@ -16,6 +16,7 @@ from cortex.core.write.overturn import MIN_SHARED_RULE_WORDS, Change, changes_of
         ("Replace moment with dayjs in the date helpers", "moment", "dayjs"),
         ("We dropped Jest in favour of Vitest for the unit tests", "jest", "vitest"),
         ("Sessions live in Postgres instead of Redis now", "redis", "postgres"),
+        ("use tabs, not spaces, for indentation", "spaces", "tabs"),
     ],
 )  # fmt: skip
 def test_a_change_of_course_names_what_it_left_and_what_replaced_it(text: str, old: str, new: str) -> None:
@@ -52,5 +53,7 @@ def test_words_are_shared_by_stem_and_a_rule_of_the_user_needs_one() -> None:
     assert change.about == frozenset({"installs"})
     assert overturns(change, earlier, MIN_SHARED_RULE_WORDS)
     assert not overturns(change, earlier)  # a report's decision needs two
+    (tabs,) = changes_of_course("use tabs not spaces for indentation from now on")
+    assert overturns(tabs, "The user's rule: Always indent with spaces in this repo.", MIN_SHARED_RULE_WORDS)
     publish = "The user's rule: Never run npm publish from a laptop."
     assert not overturns(change, publish, MIN_SHARED_RULE_WORDS)
