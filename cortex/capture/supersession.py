@@ -107,9 +107,16 @@ _ANSWER_TYPES = [
 
 def withdraw_answer(cx: Cortex, store: MemoryStore, reply: Reply) -> None:
     """The user said the previous answer was wrong: what it reported as found is superseded;
-    history keeps it. The previous answer is the latest turn of this session before the prompt
-    that left notes of any kind (its report, its state, its edits or plan), so an older turn's
-    findings are never taken for it."""
+    history keeps it."""
+    now = cx.now()
+    for old in previous_answer(store, reply):
+        retire(cx, store, old, None, now)
+
+
+def previous_answer(store: MemoryStore, reply: Reply) -> list[Memory]:
+    """The active notes of what the previous answer reported as found. The previous answer is
+    the latest turn of this session before the prompt that left notes of any kind (its report,
+    its state, its edits or plan), so an older turn's findings are never taken for it."""
     mine = {
         m.id: m
         for tag in (*_ANSWER_TAGS, *_TURN_TAGS)
@@ -118,14 +125,15 @@ def withdraw_answer(cx: Cortex, store: MemoryStore, reply: Reply) -> None:
         and m.source.transcript_offset is not None
         and m.source.transcript_offset < reply.offset
     }
-    if not mine:
-        return
-    latest = max(m.source.transcript_offset or 0 for m in mine.values())
-    now = cx.now()
-    for old in mine.values():
-        answer = any(t in old.tags for t in _ANSWER_TAGS) and old.type.value in _ANSWER_TYPES
-        if answer and old.status is Status.ACTIVE and old.source.transcript_offset == latest:
-            retire(cx, store, old, None, now)
+    latest = max((m.source.transcript_offset or 0 for m in mine.values()), default=None)
+    return [
+        m
+        for m in mine.values()
+        if any(t in m.tags for t in _ANSWER_TAGS)
+        and m.type.value in _ANSWER_TYPES
+        and m.status is Status.ACTIVE
+        and m.source.transcript_offset == latest
+    ]
 
 
 # -- which earlier turn reports the latest one replaces ----------------------------------------

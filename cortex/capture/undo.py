@@ -7,6 +7,7 @@
   ("from now on use pnpm instead of npm") withdraws their earlier rule too.
 - A prompt answers what the previous turn left to the user (`supersession.close_open_states`);
   one that only picks an option it laid out ("B") stores that option as the user's decision;
+  one that redirects it ("let's use Postgres for sessions instead") overturns what it decided;
   one that says that answer was wrong withdraws it (`supersession.withdraw_answer`); one that
   says the user merged the pull request closes the notes that said it was open.
 """
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 
 from cortex.app import Cortex
 from cortex.capture import write as writer
-from cortex.capture.supersession import close_open_states, retire, withdraw_answer
+from cortex.capture.supersession import close_open_states, previous_answer, retire, withdraw_answer
 from cortex.core.extract.commands import undone_subject
 from cortex.core.extract.pipeline import Reply
 from cortex.core.extract.signals import PLAN_TAG, RULE_TAG
@@ -31,6 +32,7 @@ from cortex.core.write.apply import WriteOutcome
 from cortex.core.write.overturn import (
     MIN_SHARED_RULE_WORDS,
     MIN_SHARED_WORDS,
+    Change,
     changes_of_course,
     overturns,
     topic_words,
@@ -153,12 +155,24 @@ def apply_reply(cx: Cortex, store: MemoryStore, reply: Reply) -> list[WriteOutco
     their decision, what it left to the user is answered, an answer they call wrong is
     withdrawn, a pull request they merged is closed. Returns what it stored."""
     chosen = choose_option(cx, store, reply) if reply.picked is not None else []
+    if reply.redirect is not None:
+        redirect_answer(cx, store, reply, reply.redirect)
     close_open_states(cx, store, reply.session_id, reply.offset)
     if reply.rejects:
         withdraw_answer(cx, store, reply)
     if reply.merged is not None:
         close_merged(cx, store, reply)
     return chosen
+
+
+def redirect_answer(cx: Cortex, store: MemoryStore, reply: Reply, change: Change) -> None:
+    """The user redirects the previous answer ("actually, let's use Postgres for sessions
+    instead"): its decisions and designs about what the prompt is about (a shared word) that
+    do not name the new choice are overturned ("We'll keep user sessions in Redis")."""
+    now = cx.now()
+    for old in previous_answer(store, reply):
+        if old.type.value in _COURSE_TYPES and not old.pinned and overturns(change, old.content, 1):
+            retire(cx, store, old, None, now)
 
 
 def choose_option(cx: Cortex, store: MemoryStore, reply: Reply) -> list[WriteOutcome]:

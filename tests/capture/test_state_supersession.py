@@ -347,6 +347,40 @@ def test_a_rule_of_the_user_that_changes_course_withdraws_their_earlier_rule(pro
         cx.close()
 
 
+def test_a_redirect_overturns_what_the_previous_answer_decided_about_it(project: Path) -> None:
+    # "use X instead" names only the new choice: the previous answer's decision about sessions
+    # is what it replaces; its decision about logs, and an older turn's about sessions, stay.
+    old = "## Decision\nWe'll keep user sessions in Memcached for the admin tool, as the API does."
+    answer = (
+        "## Decision\nWe'll keep user sessions in Redis with a 24h TTL: expiry is built in.\n\n"
+        "## Decisions\n- Requests are logged as JSON lines to stdout.\n"
+        "- Sessions expire after 24h of inactivity, as the security review asked."
+    )
+    turns = [
+        answer_turn(1, "how does the admin tool keep sessions?", old),
+        answer_turn(2, "where should the API keep user sessions?", answer),
+        answer_turn(3, "actually, let's use Postgres for sessions instead, we already run it", "Sure."),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        # A note of several decisions goes only when all of them do: one is about logging.
+        by_words = {w: [m.status for m in memories if w in m.content] for w in ("Memcached", "Redis", "JSON")}
+        assert by_words == {
+            "Memcached": [Status.ACTIVE],
+            "Redis": [Status.SUPERSEDED],
+            "JSON": [Status.ACTIVE],
+        }
+        (decided,) = [m for m in memories if "user-rule" in m.tags]
+        assert decided.type is MemoryType.DECISION
+        assert (
+            decided.content
+            == "The user decided: actually, let's use Postgres for sessions instead, we already run it"
+        )
+    finally:
+        cx.close()
+
+
 def test_a_reply_that_picks_an_option_stores_it_as_the_users_decision(project: Path) -> None:
     # The answer lays out two options and asks; the user answers "B" and nothing else, and the
     # next turn stores nothing that names the choice: it lived only in the option.

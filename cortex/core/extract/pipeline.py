@@ -25,6 +25,7 @@ from cortex.core.extract.turns import split_turns, starts_turn
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.redact.secrets import redact, redact_value
 from cortex.core.text import content_hash, first_line_summary, normalize_text
+from cortex.core.write.overturn import Change, redirection
 from cortex.core.write.state import is_state
 
 MAX_CANDIDATES_PER_TURN = 60
@@ -89,7 +90,8 @@ class Reply:
     to the user. With `rejects`, it says that answer was wrong: what the answer reported
     (before `offset`, in this session) is no longer taken as found. With `merged`, it says the
     user merged the pull request the session left open. With `picked`, it only picks one of
-    the options that turn laid out (its place: 1 for "A")."""
+    the options that turn laid out (its place: 1 for "A"). With `redirect`, it replaces what that
+    turn decided ("actually, let's use Postgres for sessions instead")."""
 
     offset: int
     session_id: str | None
@@ -98,13 +100,14 @@ class Reply:
     merged: str | None = None  # the pull request merged: its number, "" for "it"
     picked: int | None = None
     said_at: datetime | None = None  # the prompt's timestamp
+    redirect: Change | None = None
 
     @property
     def judges(self) -> bool:
         """It says more than a reply: the answer was wrong, the pull request is merged, an option
         is chosen. Such a prompt's record is kept as read; a plain reply changes nothing on a
         second read."""
-        return self.rejects or self.merged is not None or self.picked is not None
+        return self.rejects or self.merged is not None or self.picked is not None or self.redirect is not None
 
 
 def replies(messages: Sequence[Message]) -> list[Reply]:
@@ -115,10 +118,9 @@ def replies(messages: Sequence[Message]) -> list[Reply]:
         if prompt is not None:
             said = prompt.texts[0]
             rejects, merged, picked = rejects_answer(said), reported_merge(said), picked_option(said)
-            at = prompt.timestamp
-            out.append(
-                Reply(prompt.end_offset, prompt.session_id, prompt.record, rejects, merged, picked, at)
-            )
+            at, record = prompt.timestamp, prompt.record
+            reply = Reply(prompt.end_offset, prompt.session_id, record, rejects, merged, picked, at)
+            out.append(replace(reply, redirect=redirection(said.split("\n\n", 1)[0])))
     return out
 
 

@@ -22,6 +22,7 @@ from cortex.core.extract.summary import clean_report, turn_candidate, word_count
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.turns import starts_turn
 from cortex.core.model import Candidate, MemoryType, Scope
+from cortex.core.write.overturn import redirection
 from cortex.core.write.state import STATE_TAG
 
 MAX_PLAN_CHARS = 900
@@ -212,7 +213,7 @@ def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
                 if not (least <= words <= MAX_RULE_WORDS) or _QUESTION.search(sentence):
                     continue
                 repeated = _REPEATED.search(sentence) is not None
-                if _SWITCH.match(sentence):
+                if _SWITCH.match(sentence) or redirection(sentence):
                     decided = sentence[:MAX_RULE_CHARS]
                     found.append(
                         (

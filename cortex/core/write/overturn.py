@@ -10,6 +10,10 @@ The phrasings read: "from X to Y" after a verb of change (switch, migrate, move,
 convert), "replace X with Y", "Y instead of X" / "Y rather than X", "use Y, not X", "drop X in
 favour of Y".
 
+A user who redirects the answer they were given ("actually, let's use Postgres for sessions
+instead") names only what replaces it: the previous answer's decisions that share a word of what
+the prompt is about and do not name the new choice are what it overturns (`redirection`).
+
 The user's own rules change the same way ("From now on use pnpm instead of npm for installs"
 overturns "Always use npm for installing packages"): a user says little, so for their rules one
 shared word is enough. Words are compared by their stem (`installs` and `installing` are one,
@@ -42,7 +46,15 @@ _CHANGES = (
     re.compile(r"\buse\s+" + _NEW + r",?\s+not\s+" + _OLD, re.IGNORECASE),
     re.compile(r"\bdrop(?:s|ped|ping)?\s+" + _OLD + r"\s+in favou?r of\s+" + _NEW, re.IGNORECASE),
 )
+# "use Postgres for sessions instead": "instead" with no "of" after it, what it replaces unsaid.
+_REDIRECT = re.compile(
+    r"\b(?:use|go with|try|switch to|pick|choose|keep|stick with)\s+(?:the\s+)?"
+    + _NEW
+    + r"(?=[\s,])[^.;!?\n]{0,60}?\binstead\b(?!\s+of\b)",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[a-z][a-z0-9_-]+")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,2}[.)])\s+(.+)$", re.MULTILINE)
 # Words every decision may use: they say nothing of what it is about.
 _COMMON = frozenset(
     (
@@ -55,6 +67,8 @@ _COMMON = frozenset(
         "does", "done", "need", "needs", "the", "and", "for", "not", "now", "our", "all", "any", "use",
         "drop", "dropped", "favour", "favor", "feat", "fix", "chore", "refactor",
         "always", "never", "please", "repo", "repository", "project", "future", "user", "rule",
+        "actually", "already", "let's", "lets", "maybe", "rather", "keep", "stick", "pick", "choose",
+        "it", "this", "that", "them", "these", "those", "one", "ones", "something",
     )
 )  # fmt: skip
 
@@ -80,10 +94,29 @@ def changes_of_course(text: str) -> list[Change]:
     return out
 
 
+def redirection(text: str) -> Change | None:
+    """The new choice a redirect names ("let's use Postgres for sessions instead"), with what it
+    is about; what it left is unsaid (`old` is ""). None when `text` redirects nothing."""
+    m = _REDIRECT.search(text)
+    new = m.group("new").lower() if m else ""
+    if not new or new in _COMMON:
+        return None
+    return Change("", new, topic_words(text) - {new})
+
+
 def overturns(change: Change, earlier: str, min_shared: int = MIN_SHARED_WORDS) -> bool:
-    """True when `earlier` states what `change` left: it names the old choice and not the new
-    one, and shares at least `min_shared` words (by stem) of what the change is about."""
-    if not _named(change.old, earlier) or _named(change.new, earlier):
+    """True when `earlier` states what `change` left: it names the old choice (when the change
+    names one) and not the new one, and shares at least `min_shared` words (by stem) of what
+    the change is about. A note that lists several items is overturned only when each of them
+    is: one about something else still holds, and the note with it."""
+    items = [m.group(1) for m in _LIST_ITEM.finditer(earlier)]
+    if len(items) >= 2:
+        return all(_overturns(change, item, min_shared) for item in items)
+    return _overturns(change, earlier, min_shared)
+
+
+def _overturns(change: Change, earlier: str, min_shared: int) -> bool:
+    if (change.old and not _named(change.old, earlier)) or _named(change.new, earlier):
         return False
     theirs = _stems(topic_words(earlier) - {change.old, change.new})
     shared = [w for w in _stems(change.about) if any(_same_stem(w, t) for t in theirs)]

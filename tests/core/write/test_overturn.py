@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from cortex.core.write.overturn import MIN_SHARED_RULE_WORDS, Change, changes_of_course, overturns
+from cortex.core.write.overturn import (
+    MIN_SHARED_RULE_WORDS,
+    Change,
+    changes_of_course,
+    overturns,
+    redirection,
+)
 
 
 @pytest.mark.parametrize(
@@ -57,3 +63,21 @@ def test_words_are_shared_by_stem_and_a_rule_of_the_user_needs_one() -> None:
     assert overturns(tabs, "The user's rule: Always indent with spaces in this repo.", MIN_SHARED_RULE_WORDS)
     publish = "The user's rule: Never run npm publish from a laptop."
     assert not overturns(change, publish, MIN_SHARED_RULE_WORDS)
+
+
+def test_a_redirect_names_only_the_new_choice() -> None:
+    change = redirection("actually, let's use Postgres for sessions instead, we already run it")
+    assert change == Change("", "postgres", frozenset({"sessions"}))
+    assert overturns(change, "We'll keep user sessions in Redis with a 24h TTL.", 1)
+    assert not overturns(change, "Sessions live in Postgres already.", 1)  # names the new choice
+    assert not overturns(change, "Requests are logged as JSON lines.", 1)  # about something else
+    for text in ("keep it instead", "let's go with vitest instead of jest", "use the old one"):
+        assert redirection(text) is None, text
+
+
+def test_a_note_of_several_items_is_overturned_only_when_each_is() -> None:
+    (change,) = changes_of_course("Switched the pricing cache from SQLite to Redis.")
+    both = "Decisions\n- The pricing cache lives in SQLite.\n- Pricing responses are logged as JSON."
+    assert not overturns(change, both, 1)
+    each = "Decisions\n- The pricing cache lives in SQLite.\n- Cache pricing for 5 minutes in SQLite."
+    assert overturns(change, each, 1)
