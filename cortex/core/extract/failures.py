@@ -49,11 +49,17 @@ _SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun"))  # `<runner> [run] <
 EVIDENCE_CONFIDENCE = 0.6
 EVIDENCE_PRIORITY = 5
 
+# A clause, then what follows from it: "X are computed in UTC, so near midnight they land on the
+# previous day" (not "so I'll ...", "so far", "so that").
+_CONSEQUENCE = (
+    r",\s+so\s+(?!(?:i|we|let|let's|let me|now|far|that|then)\b)|\bwhich (?:means|is why)\b|"
+    r"\bthat's why\b|\bhence\b"
+)
 _EXPLAINS = re.compile(
     r"\b(?:because|due to|caused by|the (?:issue|problem|bug|fix|cause)|root cause|turns out|"
     r"needs? to|must|requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|"
     r"was using|(?:is|are) (?:already |still )?in use|"
-    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported))\b",
+    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported))\b|" + _CONSEQUENCE,
     re.IGNORECASE,
 )
 # A why that names what went wrong is the cause; one that only says what had to change ("I need
@@ -62,7 +68,7 @@ _FIX = re.compile(r"\b(?:needs? to|must|requires?|the fix|should|ha(?:ve|s) to)\
 _CAUSE = re.compile(
     r"\b(?:because|due to|caused by|the (?:issue|problem|bug|cause|error|failure)\b|root cause|"
     r"turns out|missing|wrong|doesn't exist|does not exist|expects?|was using|in use|"
-    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported|available))\b",
+    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported|available))\b|" + _CONSEQUENCE,
     re.IGNORECASE,
 )
 _TIMED_OUT = re.compile(r"(?:Error: )?Command timed out", re.IGNORECASE)
@@ -139,9 +145,12 @@ def extract_failures(messages: Sequence[Message]) -> Found:
         start = position[id(message)] + 1
         if fixed is not None:
             between = messages[start : position[id(fixed)] + 1]
-            why = _explanation(between)
-            # Without a why, what the assistant changed says the fix, when the error is named.
-            change = "" if why or not error else _change(between)
+            why, said_in = _explanation(between)
+            # What the assistant changed says the fix, when the error is named: without a why,
+            # anywhere before the success; beside a cause, in the words that gave the cause
+            # (later ones may be about anything).
+            upto = (said_in,) if said_in is not None else between
+            change = _change(upto) if error and not why.startswith("fix:") else ""
             ran = _fix_commands(calls[index + 1 :], fixed, shown, not why) if (why or error) else []
             if inline_env(retried) not in ("", inline_env(shown)):  # run with a variable set
                 ran = [retried, *ran][:MAX_FIX_COMMANDS]
@@ -154,7 +163,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             # next words say why it failed; without them the failure is noise.
             window = _answers(messages, start, EXPLANATION_WINDOW)
             wider = _answers(messages, start, 2 * EXPLANATION_WINDOW)
-            said = _explanation(window)
+            said, _ = _explanation(window)
             ran = _fix_commands(calls[index + 1 :], wider[-1], shown, not said) if wider else []
             # Without a why, what the assistant set out to change, when a command then changed it
             # (a run that timed out has no outcome: nothing was there to change).
@@ -312,7 +321,9 @@ def _tail(why: str, change: str, ran: Sequence[str], fixed: bool) -> str:
     """What a gotcha says after its error: the labelled why, or else the change, then the
     commands run. A cause of a failure seen fixed says so, for the error alone reads as a state."""
     if why.startswith("cause:"):
-        return f"{why.rstrip('.')}; fixed{_ran(ran, True)}" if fixed else f"{why}{_ran(ran, True)}"
+        if not fixed:
+            return f"{why}{_ran(ran, True)}"
+        return f"{why.rstrip('.')}; {f'fix: {change}' if change else 'fixed'}{_ran(ran, True)}"
     said = why or (f"fix: {change}" if change else "")
     return f"{said}{_ran(ran, True)}" if said else f"fix: ran{_ran(ran, False)}"
 
@@ -335,22 +346,24 @@ def _sentences(messages: Sequence[Message]) -> list[str]:
     ]
 
 
-def _explanation(messages: Sequence[Message]) -> str:
+def _explanation(messages: Sequence[Message]) -> tuple[str, Message | None]:
     """The first assistant sentence between failure and success that says why (not what the
-    assistant is about to do, a guess, nor a question to the user), labelled `cause:` or `fix:`."""
+    assistant is about to do, a guess, nor a question to the user), labelled `cause:` or `fix:`,
+    and the message that says it."""
     asked = False
-    for sentence in _sentences(messages):
-        # "Let me isolate the problem", "the issue is likely X" and "Which model is it? (Some
-        # require SSH to be enabled first)" say no why: an aside goes with the question before it.
-        aside = asked and sentence.startswith("(")
-        asked = is_question(sentence) or aside
-        if is_talk(sentence) or is_guess(sentence) or asked:
-            continue
-        if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
-            said = clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)
-            fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
-            return f"{'fix' if fix else 'cause'}: {said}"
-    return ""
+    for message in messages:
+        for sentence in _sentences((message,)):
+            # "Let me isolate the problem", "the issue is likely X" and "Which model is it? (Some
+            # require SSH to be enabled first)" say no why: an aside goes with the question before it.
+            aside = asked and sentence.startswith("(")
+            asked = is_question(sentence) or aside
+            if is_talk(sentence) or is_guess(sentence) or asked:
+                continue
+            if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
+                said = clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)
+                fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
+                return f"{'fix' if fix else 'cause'}: {said}", message
+    return "", None
 
 
 def _change(messages: Sequence[Message]) -> str:

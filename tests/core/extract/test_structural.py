@@ -400,6 +400,31 @@ def test_a_why_is_labelled_as_the_cause_or_the_fix_it_states() -> None:
     assert "fixed" not in gotcha
 
 
+def test_a_cause_keeps_the_fix_said_with_it_and_no_later_intention() -> None:
+    # "X, so Y" says why; "I'll ..." in the same words says what changed. A later "Let me ..."
+    # may be about anything (real shape: restoring another file before the rerun).
+    test = "npx vitest run src/date.test.ts"
+    failing = bash(test, "AssertionError: expected '2024-03-09' to be '2024-03-10'", error=True, tid="1")
+    words = (
+        "The relative dates are computed in UTC, so near midnight they land on the previous day. "
+        "I'll parse them in local time instead."
+    )
+    (gotcha,) = _gotchas_after(failing, words, test, "Tests  12 passed (12)")
+    assert gotcha.endswith(
+        "; cause: The relative dates are computed in UTC, so near midnight they land on the previous "
+        "day; fix: parse them in local time instead"
+    ), gotcha
+    messages = [
+        user("go on"),
+        assistant(uses=(failing,)),
+        assistant("The relative dates are computed in UTC, so near midnight they land on the previous day."),
+        assistant("Let me restore the full version of the flake first:"),
+        assistant(uses=(bash(test, "Tests  12 passed (12)", tid="2"),)),
+    ]
+    (gotcha,) = [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
+    assert gotcha.endswith("on the previous day; fixed"), gotcha
+
+
 def test_a_diagnosis_after_a_failure_explains_it() -> None:
     # Real shapes: "failing due to" (a nix VM test's lint) and "still in use" (a server's port).
     lint = bash(
