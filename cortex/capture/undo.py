@@ -46,7 +46,7 @@ _COURSE_TYPES = [MemoryType.DECISION.value, MemoryType.ARCHITECTURE.value]
 _COURSE_TAGS = frozenset((REPORT_TAG, FINDING_TAG, PLAN_TAG))
 _OVERTURN_LOOKUP = 50  # notes searched for the name a change of course left
 # What an answer lays out for the user to choose from.
-_ANSWER_TYPES = [t.value for t in (MemoryType.PROGRESS, MemoryType.CONTEXT, MemoryType.DECISION)]
+_OPTION_TYPES = [t.value for t in (MemoryType.PROGRESS, MemoryType.CONTEXT, MemoryType.DECISION)]
 
 
 def supersede_undone(cx: Cortex, store: MemoryStore, written: Sequence[Memory]) -> None:
@@ -171,7 +171,9 @@ def redirect_answer(cx: Cortex, store: MemoryStore, reply: Reply, change: Change
     do not name the new choice are overturned ("We'll keep user sessions in Redis")."""
     now = cx.now()
     for old in previous_answer(store, reply):
-        if old.type.value in _COURSE_TYPES and not old.pinned and overturns(change, old.content, 1):
+        if old.pinned or old.type.value not in _COURSE_TYPES:
+            continue
+        if overturns(change, old.content, MIN_SHARED_RULE_WORDS):
             retire(cx, store, old, None, now)
 
 
@@ -179,12 +181,12 @@ def choose_option(cx: Cortex, store: MemoryStore, reply: Reply) -> list[WriteOut
     """The user picked one of the options the previous turn laid out ("Option A: S3 with
     presigned URLs ... Option B: local disk ... Which do you prefer?" -> "A"): that option, with
     the pros and cons it listed, is what they decided. Only when the turn's open sections hold
-    one option of that place among two or more; the options themselves close as any open state
-    does (a report that lists them stays)."""
+    one option of that place among two or more, and only from the latest turn that left notes;
+    the options themselves close as any open state does (a report that lists them stays)."""
     said = {
         m.id: m
-        for tag in (OPEN_TAG, REPORT_TAG)
-        for m in store.tagged(tag, _ANSWER_TYPES)
+        for tag in (OPEN_TAG, REPORT_TAG, FINDING_TAG, STATE_TAG)
+        for m in store.tagged(tag, _OPTION_TYPES)
         if m.status is Status.ACTIVE
         and m.source.session_id == reply.session_id
         and (m.source.transcript_offset or 0) < reply.offset
@@ -193,7 +195,7 @@ def choose_option(cx: Cortex, store: MemoryStore, reply: Reply) -> list[WriteOut
     options = [
         (m, place, text)
         for m in said.values()
-        if m.source.transcript_offset == last
+        if m.source.transcript_offset == last and not {OPEN_TAG, REPORT_TAG}.isdisjoint(m.tags)
         for place, text in options_in(m.content).items()
     ]
     picked = [(m, text) for m, place, text in options if place == reply.picked]

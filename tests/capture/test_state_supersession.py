@@ -414,6 +414,35 @@ def test_a_reply_that_picks_an_option_stores_it_as_the_users_decision(project: P
         cx.close()
 
 
+_WAYS = (
+    "The middleware fails because the auth library calls headers() outside a request.\n\n"
+    "I see two ways forward:\n\n1. Client-side protection - redirect in a useEffect; the page "
+    "flashes first.\n2. Pin the auth library to 0.0.81 - the last version that worked; blocks "
+    "upgrades.\n\nWhich would you prefer?"
+)
+
+
+@pytest.mark.parametrize("between", [False, True], ids=["right-after", "after-another-answer"])
+def test_a_pick_reads_the_options_of_the_latest_answer_only(project: Path, between: bool) -> None:
+    # A numbered list of two ways in a report (real shape: "I see two ways forward: 1. ... 2.
+    # ... Which would you prefer?"): "2" right after it picks the second; "2" after a later
+    # answer that laid out nothing picks nothing.
+    turns = [answer_turn(1, "the middleware fails, what now?", _WAYS)]
+    if between:
+        turns.append(answer_turn(2, "first run the tests", "## Status\nAll 42 tests pass on main."))
+    turns.append(answer_turn(3, "2 please", "Ok."))
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        decided = [m.content for m in memories if m.content.startswith("The user chose: ")]
+        pin = (
+            "The user chose: Pin the auth library to 0.0.81 - the last version that worked; blocks upgrades."
+        )
+        assert decided == ([] if between else [pin])
+    finally:
+        cx.close()
+
+
 def test_a_merge_the_user_reports_closes_the_open_pull_request_it_names(project: Path) -> None:
     # Real shape (b3, shortened): the report lists PR #2 as open, the user merges it on their
     # phone and says so ("it": the one the latest report names). PR #5, open since an earlier
