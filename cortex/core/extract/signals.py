@@ -49,10 +49,12 @@ _RULE = re.compile(
 # A short imperative that only makes sense as a standing rule, at the start of a clause: "stop
 # adding comments everywhere", "don't use any, use unknown", "use tabs not spaces". Not one
 # bound to now ("don't push yet", "use the old config for now").
+# ... about a thing it names: "stop doing that", "don't add anything else" say nothing lasting.
+_VAGUE = r"(?!\s*(?:it|this|that|them|these|those|one|anything|something|more|there|here)\b)"
 _IMPERATIVE = re.compile(
     r"(?:^|[,;:]\s*(?:so\s+|and\s+|but\s+)?)(?:(?:please|pls|also|and)\s+)?"
     r"(?:stop \w+ing|(?:don'?t|do not) (?:use|suggest|add|write|import|touch|modify|edit|rely on|mock|"
-    r"hard-?code|disable|skip)|use \S+(?: \S+)? (?:not|over|instead of) \S+)\b",
+    r"hard-?code|disable|skip)|use " + _VAGUE + r"\S+(?: \S+)? (?:not|over|instead of) \S+)\b" + _VAGUE,
     re.IGNORECASE,
 )
 _FOR_NOW = re.compile(r"\b(?:yet|for now|this time|right now|today|until|at the moment)\b", re.IGNORECASE)

@@ -112,7 +112,8 @@ def test_a_short_imperative_that_only_holds_as_a_standing_rule_is_one() -> None:
         [(rule, _)] = extract_signals([user(prompt), assistant("ok")])
         assert rule.content == f"The user's rule: {prompt}" and rule.scope is Scope.PROJECT, prompt
     # Bound to now, or no habit at all.
-    for prompt in ("don't push yet", "use the old config for now", "don't worry about it", "stop it"):
+    vague = ("stop doing that", "don't add anything else", "use it over there")
+    for prompt in ("don't push yet", "use the old config for now", "don't worry about it", "stop it", *vague):
         assert extract_signals([user(prompt), assistant("ok")]) == [], prompt
 
 
