@@ -72,6 +72,9 @@ _ASKED_AFTER = re.compile(
     r"(?:\s*[,;:\u2013\u2014]\s*|\s+-\s+)" + _ASK_AFTER,
     re.IGNORECASE | re.DOTALL,
 )
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_OPENERS = re.compile(r"^\W*(?:(?:ok(?:ay)?|also|and|btw|great|thanks|please|pls)[,.!]?\s+)*", re.IGNORECASE)
+_LEAD_IN = re.compile(r"(?:\b(?:ok(?:ay)?|also|and|btw|great|thanks|please|pls)[,.!]?\s+)*$", re.IGNORECASE)
 _ONLY_ASKS = re.compile(r"^\W*" + _ASK_AFTER, re.IGNORECASE)
 
 
@@ -243,11 +246,16 @@ def _asked_after(text: str) -> tuple[str, int, int] | None:
         if closing is None and alone is None:
             continue
         what = closing.group("what") if closing else sentences[n - 1]
+        # A sentence the splitter missed ("... from now on. also the bucket is X, remember
+        # that"): the ask closes the last one only.
+        what = _OPENERS.sub("", _SENTENCE_END.split(what)[-1])
         if what.rstrip().endswith("?") or len(what.split()) < MIN_ASKED_WORDS:
             return None
         start, end = flat.find(what), flat.find(sentence)
         if start < 0 or end < 0:
             return None
+        lead = _LEAD_IN.search(flat[:start])  # "also " before it goes with it (it always matches)
+        start = lead.start() if lead else start
         return what, start, end + len(sentence)
     return None
 

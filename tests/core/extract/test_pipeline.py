@@ -181,6 +181,14 @@ def test_asking_in_words_to_remember_is_a_remember() -> None:
         "The API key lives in 1Password",
         "The user's rule: Always run the linter first.",
     }
+    # The ask closes its own sentence only, where the splitter saw one sentence.
+    found = extract(
+        user("use pnpm not npm for installs from now on. also the bucket is acme-prod, remember that")
+    )
+    assert {c.content for c in found} == {
+        "the bucket is acme-prod",
+        "The user's rule: use pnpm not npm for installs from now on.",
+    }
     # A question, a reminder for this session or nothing to keep asks for no memory.
     for said in (
         "don't forget that bug from yesterday?",
