@@ -31,17 +31,14 @@ from cortex.core.extract.commands import (
     split_steps,
     without_inline_env,
 )
-from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
+from cortex.core.extract.failure_words import change_said, explanation
 from cortex.core.extract.runs import command_runs
-from cortex.core.extract.speech import is_guess, is_question, is_talk, without_acknowledgement
 from cortex.core.extract.symptoms import error_digest
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
 
-MIN_EXPLANATION_WORDS = 6
-MIN_CHANGE_WORDS = 3
 EXPLANATION_WINDOW = 3  # assistant messages after a failure where it says why it failed
 MAX_FIX_COMMANDS = 2
 MAX_FAMILY_WORDS = 3
@@ -49,28 +46,6 @@ _SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun"))  # `<runner> [run] <
 EVIDENCE_CONFIDENCE = 0.6
 EVIDENCE_PRIORITY = 5
 
-# A clause, then what follows from it: "X are computed in UTC, so near midnight they land on the
-# previous day" (not "so I'll ...", "so far", "so that").
-_CONSEQUENCE = (
-    r",\s+so\s+(?!(?:i|we|let|let's|let me|now|far|that|then)\b)|\bwhich (?:means|is why)\b|"
-    r"\bthat's why\b|\bhence\b"
-)
-_EXPLAINS = re.compile(
-    r"\b(?:because|due to|caused by|the (?:issue|problem|bug|fix|cause)|root cause|turns out|"
-    r"needs? to|must|requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|"
-    r"was using|(?:is|are) (?:already |still )?in use|"
-    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported))\b|" + _CONSEQUENCE,
-    re.IGNORECASE,
-)
-# A why that names what went wrong is the cause; one that only says what had to change ("I need
-# to fix the test to not use impure paths", "the config needs an empty list") is the fix.
-_FIX = re.compile(r"\b(?:needs? to|must|requires?|the fix|should|ha(?:ve|s) to)\b", re.IGNORECASE)
-_CAUSE = re.compile(
-    r"\b(?:because|due to|caused by|the (?:issue|problem|bug|cause|error|failure)\b|root cause|"
-    r"turns out|missing|wrong|doesn't exist|does not exist|expects?|was using|in use|"
-    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported|available))\b|" + _CONSEQUENCE,
-    re.IGNORECASE,
-)
 _TIMED_OUT = re.compile(r"(?:Error: )?Command timed out", re.IGNORECASE)
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
 # A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
@@ -83,23 +58,6 @@ _HOOK_SCRIPT = re.compile(
 )
 _REDIRECT_TAIL = re.compile(r"(?:\s+\d?>&\d|\s+\d?>\s*/dev/null)+$")
 _BLOCKED = re.compile(r"\b(?:blocked|denied|prohibited|not allowed|forbidden|refused)\b", re.IGNORECASE)
-# "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
-_CHANGE = re.compile(
-    r"^(?:(?:now|ok(?:ay)?|so|first),?\s+)?(?:let me|let's|i'll|i will|we need to|we should)\s+(?P<what>.+)$",
-    re.IGNORECASE,
-)
-_LOOKING = re.compile(
-    r"^(?:check|look|see|verify|investigate|examine|find out|try|test|run|wait|read|search|debug|"
-    r"confirm|inspect|view|get|understand|analy[sz]e|start|restart|re-?run|explore|fix|update|"
-    r"correct|resolve|address|handle|make|do|implement|clean|continue|proceed|finish|move on|go|"
-    r"know|(?:create|write|add) a (?:\w+ )?test)\b",  # "Let me know ..." hands the turn to the user
-    re.IGNORECASE,
-)
-_THEN_CHANGE = re.compile(
-    r"^(?:(?:check|look|see|find|investigate|identify|locate)\b[^,;]*?\s+and\s+(?:then\s+)?"
-    r"|(?:fix|correct|resolve|address|update)\b[^,;]*?\s+by\s+)(?=\w)",
-    re.IGNORECASE,
-)
 Found = list[tuple[Candidate, Message]]
 
 
@@ -145,12 +103,12 @@ def extract_failures(messages: Sequence[Message]) -> Found:
         start = position[id(message)] + 1
         if fixed is not None:
             between = messages[start : position[id(fixed)] + 1]
-            why, said_in = _explanation(between)
+            why, said_in = explanation(between)
             # What the assistant changed says the fix, when the error is named: without a why,
             # anywhere before the success; beside a cause, in the words that gave the cause
             # (later ones may be about anything).
             upto = (said_in,) if said_in is not None else between
-            change = _change(upto) if error and not why.startswith("fix:") else ""
+            change = change_said(upto) if error and not why.startswith("fix:") else ""
             ran = _fix_commands(calls[index + 1 :], fixed, shown, not why) if (why or error) else []
             if inline_env(retried) not in ("", inline_env(shown)):  # run with a variable set
                 ran = [retried, *ran][:MAX_FIX_COMMANDS]
@@ -163,12 +121,12 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             # next words say why it failed; without them the failure is noise.
             window = _answers(messages, start, EXPLANATION_WINDOW)
             wider = _answers(messages, start, 2 * EXPLANATION_WINDOW)
-            said, _ = _explanation(window)
+            said, _ = explanation(window)
             ran = _fix_commands(calls[index + 1 :], wider[-1], shown, not said) if wider else []
             # Without a why, what the assistant set out to change, when a command then changed it
             # (a run that timed out has no outcome: nothing was there to change).
             timed_out = _TIMED_OUT.match(result.content.strip()) is not None
-            change = "" if said or not ran or timed_out else _change(window)
+            change = "" if said or not ran or timed_out else change_said(window)
             if said or change:
                 reported.add((shown, error))
                 tail = _tail(said, change, ran, False)
@@ -333,53 +291,6 @@ def _ran(commands: Sequence[str], after_text: bool) -> str:
         return ""
     listed = ", ".join(f"`{c}`" for c in commands)
     return f" (ran {listed})" if after_text else f" {listed}"
-
-
-def _sentences(messages: Sequence[Message]) -> list[str]:
-    return [
-        sentence
-        for message in messages
-        if message.role is Role.ASSISTANT
-        for text in message.texts
-        for block in parse_prose_blocks(text)
-        for sentence in parse_sentences(block)
-    ]
-
-
-def _explanation(messages: Sequence[Message]) -> tuple[str, Message | None]:
-    """The first assistant sentence between failure and success that says why (not what the
-    assistant is about to do, a guess, nor a question to the user), labelled `cause:` or `fix:`,
-    and the message that says it."""
-    asked = False
-    for message in messages:
-        for sentence in _sentences((message,)):
-            # "Let me isolate the problem", "the issue is likely X" and "Which model is it? (Some
-            # require SSH to be enabled first)" say no why: an aside goes with the question before it.
-            aside = asked and sentence.startswith("(")
-            asked = is_question(sentence) or aside
-            if is_talk(sentence) or is_guess(sentence) or asked:
-                continue
-            if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
-                said = clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)
-                fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
-                return f"{'fix' if fix else 'cause'}: {said}", message
-    return "", None
-
-
-def _change(messages: Sequence[Message]) -> str:
-    """What the assistant set out to change after the failure ("Let's escape the URL
-    properly:" -> "escape the URL properly"); "" when it only went looking."""
-    for sentence in _sentences(messages):
-        m = _CHANGE.match(sentence.strip().rstrip(":.!").strip())
-        if m is None or is_question(sentence):
-            continue
-        what = re.sub(r"^(?:also|now|then|just)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
-        # "find and kill the process", "fix the script by removing the unused imports": the
-        # looking (or the bare "fix") is the way in; the change is what follows.
-        what = _THEN_CHANGE.sub("", what)
-        if len(what.split()) >= MIN_CHANGE_WORDS and not _LOOKING.match(what) and not is_guess(what):
-            return clip(what, 200)
-    return ""
 
 
 def _evidence() -> Candidate:

@@ -1,0 +1,108 @@
+"""What the assistant says of a failure between it and the fix: why it failed (the cause, or
+what had to change) and what it set out to change. Pure.
+
+"The issue is that the hash format needs to be SRI format" names the cause; "I need to fix the
+test to not use impure paths" only what had to change; "Let's escape the URL properly:" what the
+assistant changes ("escape the URL properly"). Looking ("Let me check the logs") changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cortex.core.extract.commands import clip
+from cortex.core.extract.prose import parse_prose_blocks, parse_sentences
+from cortex.core.extract.speech import is_guess, is_question, is_talk, without_acknowledgement
+from cortex.core.extract.transcript import Message, Role
+
+MIN_EXPLANATION_WORDS = 6
+MIN_CHANGE_WORDS = 3
+
+# A clause, then what follows from it: "X are computed in UTC, so near midnight they land on the
+# previous day" (not "so I'll ...", "so far", "so that").
+_CONSEQUENCE = (
+    r",\s+so\s+(?!(?:i|we|let|let's|let me|now|far|that|then)\b)|\bwhich (?:means|is why)\b|"
+    r"\bthat's why\b|\bhence\b"
+)
+_EXPLAINS = re.compile(
+    r"\b(?:because|due to|caused by|the (?:issue|problem|bug|fix|cause)|root cause|turns out|"
+    r"needs? to|must|requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|"
+    r"was using|(?:is|are) (?:already |still )?in use|"
+    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported))\b|" + _CONSEQUENCE,
+    re.IGNORECASE,
+)
+# A why that names what went wrong is the cause; one that only says what had to change ("I need
+# to fix the test to not use impure paths", "the config needs an empty list") is the fix.
+_FIX = re.compile(r"\b(?:needs? to|must|requires?|the fix|should|ha(?:ve|s) to)\b", re.IGNORECASE)
+_CAUSE = re.compile(
+    r"\b(?:because|due to|caused by|the (?:issue|problem|bug|cause|error|failure)\b|root cause|"
+    r"turns out|missing|wrong|doesn't exist|does not exist|expects?|was using|in use|"
+    r"(?:is|are|was|were)(?:n't| not) (?:installed|supported|available))\b|" + _CONSEQUENCE,
+    re.IGNORECASE,
+)
+# "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
+_CHANGE = re.compile(
+    r"^(?:(?:now|ok(?:ay)?|so|first),?\s+)?(?:let me|let's|i'll|i will|we need to|we should)\s+(?P<what>.+)$",
+    re.IGNORECASE,
+)
+_LOOKING = re.compile(
+    r"^(?:check|look|see|verify|investigate|examine|find out|try|test|run|wait|read|search|debug|"
+    r"confirm|inspect|view|get|understand|analy[sz]e|start|restart|re-?run|explore|fix|update|"
+    r"correct|resolve|address|handle|make|do|implement|clean|continue|proceed|finish|move on|go|"
+    r"know|(?:create|write|add) a (?:\w+ )?test)\b",  # "Let me know ..." hands the turn to the user
+    re.IGNORECASE,
+)
+_THEN_CHANGE = re.compile(
+    r"^(?:(?:check|look|see|find|investigate|identify|locate)\b[^,;]*?\s+and\s+(?:then\s+)?"
+    r"|(?:fix|correct|resolve|address|update)\b[^,;]*?\s+by\s+)(?=\w)",
+    re.IGNORECASE,
+)
+
+
+def _sentences(messages: Sequence[Message]) -> list[str]:
+    """The assistant's sentences in `messages`, in order."""
+    return [
+        sentence
+        for message in messages
+        if message.role is Role.ASSISTANT
+        for text in message.texts
+        for block in parse_prose_blocks(text)
+        for sentence in parse_sentences(block)
+    ]
+
+
+def explanation(messages: Sequence[Message]) -> tuple[str, Message | None]:
+    """The first assistant sentence between failure and success that says why (not what the
+    assistant is about to do, a guess, nor a question to the user), labelled `cause:` or `fix:`,
+    and the message that says it."""
+    asked = False
+    for message in messages:
+        for sentence in _sentences((message,)):
+            # "Let me isolate the problem", "the issue is likely X" and "Which model is it? (Some
+            # require SSH to be enabled first)" say no why: an aside goes with the question before it.
+            aside = asked and sentence.startswith("(")
+            asked = is_question(sentence) or aside
+            if is_talk(sentence) or is_guess(sentence) or asked:
+                continue
+            if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
+                said = clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)
+                fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
+                return f"{'fix' if fix else 'cause'}: {said}", message
+    return "", None
+
+
+def change_said(messages: Sequence[Message]) -> str:
+    """What the assistant set out to change after the failure ("Let's escape the URL
+    properly:" -> "escape the URL properly"); "" when it only went looking."""
+    for sentence in _sentences(messages):
+        m = _CHANGE.match(sentence.strip().rstrip(":.!").strip())
+        if m is None or is_question(sentence):
+            continue
+        what = re.sub(r"^(?:also|now|then|just)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
+        # "find and kill the process", "fix the script by removing the unused imports": the
+        # looking (or the bare "fix") is the way in; the change is what follows.
+        what = _THEN_CHANGE.sub("", what)
+        if len(what.split()) >= MIN_CHANGE_WORDS and not _LOOKING.match(what) and not is_guess(what):
+            return clip(what, 200)
+    return ""
