@@ -222,9 +222,8 @@ def choose_option(cx: Cortex, store: MemoryStore, reply: Reply) -> list[WriteOut
         record=reply.record,
     )
     written = writer.write_batch(cx, store, [(decision, source)])
-    for outcome in written:
-        if OPEN_TAG in option.tags:
-            retire(cx, store, option, outcome.memory.id, cx.now())
+    if written and OPEN_TAG in option.tags:
+        retire(cx, store, option, written[0].memory.id, cx.now())
     return written
 
 

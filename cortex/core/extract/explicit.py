@@ -67,14 +67,14 @@ _ASK_AFTER = (
     r"\(?(?:(?:and|so|please|pls)\s+)*(?:remember (?:that|this|it)|keep (?:that|this|it) in mind|"
     r"don'?t forget (?:that|this|it))\)?[\s.!)]*$"
 )
+_LEAD_WORDS = r"(?:\b(?:ok(?:ay)?|also|and|btw|great|thanks|please|pls)[,.!]?\s+)*"  # "also ", "ok, "
 _ASKED_AFTER = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|also|and|btw|great|thanks|please|pls)[,.!]?\s+)*(?P<what>\S.*?)"
-    r"(?:\s*[,;:\u2013\u2014]\s*|\s+-\s+)" + _ASK_AFTER,
+    r"^\W*" + _LEAD_WORDS + r"(?P<what>\S.*?)(?:\s*[,;:\u2013\u2014]\s*|\s+-\s+)" + _ASK_AFTER,
     re.IGNORECASE | re.DOTALL,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_OPENERS = re.compile(r"^\W*(?:(?:ok(?:ay)?|also|and|btw|great|thanks|please|pls)[,.!]?\s+)*", re.IGNORECASE)
-_LEAD_IN = re.compile(r"(?:\b(?:ok(?:ay)?|also|and|btw|great|thanks|please|pls)[,.!]?\s+)*$", re.IGNORECASE)
+_OPENERS = re.compile(r"^\W*" + _LEAD_WORDS, re.IGNORECASE)
+_LEAD_IN = re.compile(_LEAD_WORDS + r"$", re.IGNORECASE)
 _ONLY_ASKS = re.compile(r"^\W*" + _ASK_AFTER, re.IGNORECASE)
 
 

@@ -120,11 +120,11 @@ _NARRATION = re.compile(
     r"all (?:done|green|clean)|(?:i've |i have )?(?:added|updated|created|wrote|moved|renamed)\b)",
     re.IGNORECASE,
 )
-# A pick that names only an option's label ("Let's go with option B.", "going with the second
-# one"): what it chose was said in an earlier message, and the sentence alone says nothing.
 # An option weighed, not a fact of the project: "Cons: breaks when we run more than one server"
 # is said of a choice the user may not make.
 _WEIGHING = re.compile(r"^\W*(?:pros?|cons?|pros and cons|pros/cons)\W*:", re.IGNORECASE)
+# A pick that names only an option's label ("Let's go with option B.", "going with the second
+# one"): what it chose was said in an earlier message, and the sentence alone says nothing.
 _PICK_ONLY = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|great|sure|alright)\W+)*(?:(?:let'?s|we'?ll|i'?ll|we|i)\s+)?"
     r"(?:go|going|went)\s+with\s+(?:(?:option|approach|plan|choice|alternative|number|variant)\s+)?"

@@ -105,8 +105,8 @@ class Reply:
     @property
     def judges(self) -> bool:
         """It says more than a reply: the answer was wrong, the pull request is merged, an option
-        is chosen. Such a prompt's record is kept as read; a plain reply changes nothing on a
-        second read."""
+        is chosen, what the answer decided is replaced. Such a prompt's record is kept as read; a
+        plain reply changes nothing on a second read."""
         return self.rejects or self.merged is not None or self.picked is not None or self.redirect is not None
 
 

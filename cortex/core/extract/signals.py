@@ -46,11 +46,11 @@ _RULE = re.compile(
     r"no,? (?:use|do|we)|stop \w+ing)\b",
     re.IGNORECASE,
 )
-# A short imperative that only makes sense as a standing rule, at the start of a clause: "stop
-# adding comments everywhere", "don't use any, use unknown", "use tabs not spaces". Not one
-# bound to now ("don't push yet", "use the old config for now").
-# ... about a thing it names: "stop doing that", "don't add anything else" say nothing lasting.
+# An object that names nothing: "stop doing that", "don't add anything else" say nothing lasting.
 _VAGUE = r"(?!\s*(?:it|this|that|them|these|those|one|anything|something|more|there|here)\b)"
+# A short imperative that only makes sense as a standing rule, at the start of a clause: "stop
+# adding comments everywhere", "don't use any, use unknown", "use tabs not spaces", about a thing
+# it names. Not one bound to now ("don't push yet", "use the old config for now").
 _IMPERATIVE = re.compile(
     r"(?:^|[,;:]\s*(?:so\s+|and\s+|but\s+)?)(?:(?:please|pls|also|and)\s+)?"
     r"(?:stop \w+ing|(?:don'?t|do not) (?:use|suggest|add|write|import|touch|modify|edit|rely on|mock|"

@@ -189,7 +189,7 @@ def _opening(prompt: str) -> str:
 
 # A prompt that only picks one of the options the previous answer laid out ("B", "option 2
 # please", "go with the second one"): what it chose is in that answer.
-_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "one": 1, "two": 2, "three": 3}
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
 _LABEL = r"(?:[a-e]|[1-9]|first|second|third|fourth|fifth)"
 _KIND = r"(?:option|approach|plan|choice|alternative|variant|solution|number)"
 _PICKS = re.compile(
