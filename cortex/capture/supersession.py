@@ -20,6 +20,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cortex.app import Cortex
+from cortex.core.extract.environment import settles, tool_of, tool_state_tag
 from cortex.core.extract.manifest_merge import (
     MAX_MERGED_CHARS,
     ManifestNote,
@@ -103,6 +104,21 @@ _ANSWER_TYPES = [
         MemoryType.PATTERN,
     )
 ]
+
+
+def settle_tools(cx: Cortex, store: MemoryStore, reply: Reply) -> None:
+    """A note that a program or module is missing ("Program `actionlint` is not installed
+    here") ends when a later turn ran it or installed it (`reply.settled`, read from the turn
+    the reply opens). Notes said after that turn stay (a transcript read again)."""
+    now = cx.now()
+    for old in store.tag_prefix(tool_state_tag(""), [MemoryType.GOTCHA.value]):
+        name = tool_of(old.tags)
+        if old.status is not Status.ACTIVE or name is None or not settles(reply.settled, name):
+            continue
+        said = old.source.said_at
+        if reply.said_at is not None and said is not None and said > reply.said_at:
+            continue
+        retire(cx, store, old, None, now)
 
 
 def withdraw_answer(cx: Cortex, store: MemoryStore, reply: Reply) -> None:

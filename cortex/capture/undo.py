@@ -20,7 +20,13 @@ from collections.abc import Sequence
 
 from cortex.app import Cortex
 from cortex.capture import write as writer
-from cortex.capture.supersession import close_open_states, previous_answer, retire, withdraw_answer
+from cortex.capture.supersession import (
+    close_open_states,
+    previous_answer,
+    retire,
+    settle_tools,
+    withdraw_answer,
+)
 from cortex.core.extract.commands import undone_subject
 from cortex.core.extract.pipeline import Reply
 from cortex.core.extract.signals import PLAN_TAG, RULE_TAG
@@ -162,6 +168,8 @@ def apply_reply(cx: Cortex, store: MemoryStore, reply: Reply) -> list[WriteOutco
         withdraw_answer(cx, store, reply)
     if reply.merged is not None:
         close_merged(cx, store, reply)
+    if reply.settled:
+        settle_tools(cx, store, reply)
     return chosen
 
 

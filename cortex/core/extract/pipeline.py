@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cortex.core.extract.claims import without_unbacked_claims
+from cortex.core.extract.environment import missing_tools, tools_settled
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fields, kept_patch
 from cortex.core.extract.markers import extract_lexical, project_words
@@ -91,7 +92,8 @@ class Reply:
     (before `offset`, in this session) is no longer taken as found. With `merged`, it says the
     user merged the pull request the session left open. With `picked`, it only picks one of
     the options that turn laid out (its place: 1 for "A"). With `redirect`, it replaces what that
-    turn decided ("actually, let's use Postgres for sessions instead")."""
+    turn decided ("actually, let's use Postgres for sessions instead"). `settled`: the programs
+    and modules the prompt's turn ran or installed (an earlier note that they are missing ends)."""
 
     offset: int
     session_id: str | None
@@ -101,6 +103,7 @@ class Reply:
     picked: int | None = None
     said_at: datetime | None = None  # the prompt's timestamp
     redirect: Change | None = None
+    settled: frozenset[str] = frozenset()
 
     @property
     def judges(self) -> bool:
@@ -120,7 +123,8 @@ def replies(messages: Sequence[Message]) -> list[Reply]:
             rejects, merged, picked = rejects_answer(said), reported_merge(said), picked_option(said)
             at, record = prompt.timestamp, prompt.record
             reply = Reply(prompt.end_offset, prompt.session_id, record, rejects, merged, picked, at)
-            out.append(replace(reply, redirect=redirection(said.split("\n\n", 1)[0])))
+            redirect, settled = redirection(said.split("\n\n", 1)[0]), tools_settled(turn)
+            out.append(replace(reply, redirect=redirect, settled=settled))
     return out
 
 
@@ -181,6 +185,7 @@ def _turn_candidates(
         raw.extend(without_unbacked_claims(extract_reports(untagged), turn))
         raw.extend(extract_signals(untagged, project_words=words))
         raw.extend(extract_manifest_changes(turn))
+        raw.extend(missing_tools(turn))
         raw.extend(_task_list(turn, tasks))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))

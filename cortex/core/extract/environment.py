@@ -1,0 +1,183 @@
+"""What this machine lacks: a program or Python module a command could not find. Pure.
+
+`actionlint .github/workflows/*.yml` answered "command not found: actionlint", and `python3 -c
+"import yaml; ..."` "No module named 'yaml'": the next session would find that out again. Such a
+note is the current state of its tool (`state:tool:<name>`), kept only while nothing later says
+otherwise: a later run that finds the tool, or an install that names it ("brew install
+actionlint", "pip install pyyaml"), settles it, in the same turn (nothing is stored) or in a
+later one (the note is retired; `tools_settled` says which).
+
+Only what the command line itself runs counts: "sh: vitest: command not found" under `npm test`
+says the project's packages are not installed yet, not that the machine lacks a program.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cortex.core.extract.commands import clip, render_command, split_steps, without_inline_env
+from cortex.core.extract.runs import command_runs
+from cortex.core.extract.transcript import Message
+from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.write.state import state_tag
+
+TOOL_KEY = "tool:"  # the state key of a missing tool: `state:tool:<name>`
+CONFIDENCE = 0.6  # it rests on what a command printed, as a failure's gotcha does
+PRIORITY = 5
+MIN_PACKAGE_MATCH_CHARS = 3  # `pyyaml` installs `yaml`; a shorter name must match whole
+MAX_SHOWN_CHARS = 120
+
+_NAME = r"[A-Za-z][\w.+-]*"
+# zsh "command not found: X", bash "X: command not found", dash "sh: 1: X: not found", cmd.exe
+# "'X' is not recognized as an internal or external command", PowerShell "The term 'X' is not
+# recognized as the name of a cmdlet".
+_PROGRAM_MISSING = re.compile(
+    rf"command not found: ({_NAME})$|(?:^|: )({_NAME}): command not found$|^\S+: \d+: ({_NAME}): not found$"
+    rf"|^'({_NAME})' is not recognized as an internal or external command"
+    rf"|The term '({_NAME})' is not recognized as the name of a cmdlet",
+    re.MULTILINE,
+)
+_MODULE_MISSING = re.compile(r"\bNo module named '?([A-Za-z_]\w*)")
+_IMPORT = re.compile(r"(?:^|[\s;\"'(])(?:import|from)\s+([A-Za-z_]\w*)|\s-m\s+([A-Za-z_]\w*)")
+_INSTALLS = re.compile(r"^(?:install|add)$")
+_REDIRECTION = re.compile(r"\s+\d?>&\d|\s+\d?>\s*/dev/null")
+_KEYWORD = re.compile(r"^(?:do|then|else)\s+")  # a loop's or a test's body: `for f in *; do x "$f"; done`
+_LEAD_WORDS = frozenset(
+    {"sudo", "command", "exec", "time", "env", "nohup", "xargs", "do", "then", "else", "!"}
+)
+
+
+def missing_tools(turn: Sequence[Message]) -> list[tuple[Candidate, Message]]:
+    """A note per program or module the turn's commands could not find, and nothing later in
+    the turn found or installed."""
+    last: dict[str, tuple[str, str, Message] | None] = {}  # name -> (what, command, message) or settled
+    for command, output, succeeded, message in _bash_runs(turn):
+        missing = _missing(command, output)
+        found = _found(command, succeeded) if not missing else set()  # steps after it may not have run
+        for name in set(last) - set(missing):
+            if last[name] is not None and _settles(found, name):
+                last[name] = None
+        last.update((name, (what, command, message)) for name, what in missing.items())
+    return [(_note(name, *seen[:2]), seen[2]) for name, seen in last.items() if seen is not None]
+
+
+def tools_settled(turn: Sequence[Message]) -> frozenset[str]:
+    """What the turn's commands ran, imported or installed, as its last word on each (a name
+    the turn then found missing is left out): an earlier turn's note that one of them is
+    missing is no longer true (`settles`)."""
+    state: dict[str, bool] = {}
+    for command, output, succeeded, _ in _bash_runs(turn):
+        missing = _missing(command, output)
+        state.update((name, False) for name in missing)
+        state.update((name, True) for name in (_found(command, succeeded) if not missing else ()))
+    return frozenset(name for name, settled in state.items() if settled)
+
+
+def settles(found: frozenset[str] | set[str], name: str) -> bool:
+    """Whether what a run found or installed covers the missing `name`: the name itself, or a
+    package that ends with it (`pyyaml` provides `yaml`, `python-dotenv` `dotenv`)."""
+    return _settles(found, name)
+
+
+def tool_state_tag(name: str) -> str:
+    return state_tag(TOOL_KEY + name)
+
+
+def tool_of(tags: Sequence[str]) -> str | None:
+    """The tool a missing-tool note is about, from its state tag."""
+    prefix = tool_state_tag("")
+    return next((t[len(prefix) :] for t in tags if t.startswith(prefix)), None)
+
+
+def _settles(found: frozenset[str] | set[str], name: str) -> bool:
+    if name in found:
+        return True
+    return len(name) >= MIN_PACKAGE_MATCH_CHARS and any(word.endswith(name.lower()) for word in found)
+
+
+def _bash_runs(turn: Sequence[Message]) -> list[tuple[str, str, bool, Message]]:
+    """(command, output, succeeded, message) of each shell command with an outcome."""
+    out = []
+    for use, message in command_runs(turn):
+        command = use.input.get("command")
+        if use.name == "Bash" and isinstance(command, str) and use.result is not None:
+            out.append((command, use.result.content, not use.failed, message))
+    return out
+
+
+def _missing(command: str, output: str) -> dict[str, str]:
+    """name -> what it is ("program", "Python module"), for what the output says is missing
+    and the command line itself runs or imports."""
+    out: dict[str, str] = {}
+    runs = _programs(command)
+    for m in _PROGRAM_MISSING.finditer(output):
+        name = next(g for g in m.groups() if g)
+        if name in runs:
+            out[name] = "program"
+    imported = _imports(command)
+    for m in _MODULE_MISSING.finditer(output):
+        if m.group(1) in imported:
+            out[m.group(1)] = "Python module"
+    return out
+
+
+def _found(command: str, succeeded: bool) -> set[str]:
+    """What the command line runs or imports, and (when it succeeded) the packages its
+    install steps name (`pip install pyyaml`, `brew install actionlint`)."""
+    names = _programs(command) | _imports(command)
+    for step in split_steps(command):
+        words = without_inline_env(step.strip()).split()
+        if succeeded and any(_INSTALLS.match(w) for w in words[1:3]):
+            names |= {_package(w) for w in words[2:] if not w.startswith("-") and not _INSTALLS.match(w)}
+    return names
+
+
+def _imports(command: str) -> set[str]:
+    """The Python modules a command line imports (`python3 -c "import yaml"`, `python -m pytest`)."""
+    return {a or b for a, b in _IMPORT.findall(command)}
+
+
+def _package(word: str) -> str:
+    """A package argument without quotes, version or extras (`"pyyaml>=6"` -> `pyyaml`)."""
+    return re.split(r"[<>=@\[~^!]", word.strip("'\"").lower(), maxsplit=1)[0]
+
+
+def _programs(command: str) -> set[str]:
+    """The programs a command line runs: each step's first word past variables and `sudo`,
+    as a bare name (`/opt/homebrew/bin/cargo` -> `cargo`)."""
+    out = set()
+    for step in split_steps(command):
+        words = [w.strip("'\"(){}") for w in without_inline_env(step.strip().lstrip("({ ")).split()]
+        while words and (words[0] in _LEAD_WORDS or "=" in words[0]):
+            words = words[1:]
+        if words and words[0]:
+            out.add(words[0].rsplit("/", 1)[-1])
+    return out
+
+
+def _note(name: str, what: str, command: str) -> Candidate:
+    shown = clip(render_command(_step(command, name, what)), MAX_SHOWN_CHARS)
+    if what == "program":
+        content = (
+            f'Program `{name}` is not installed here (or not on PATH): `{shown}` gave "command not found"'
+        )
+    else:
+        said = f"ModuleNotFoundError: No module named '{name}'"
+        content = f"Python module `{name}` is not installed here: `{shown}` gave {said}"
+    return Candidate(
+        content=content,
+        type=MemoryType.GOTCHA,
+        layer=Layer.STRUCTURAL,
+        confidence=CONFIDENCE,
+        priority=PRIORITY,
+        tags=(tool_state_tag(name),),
+    )
+
+
+def _step(command: str, name: str, what: str) -> str:
+    """The step of the command line that ran or imported `name`, without its redirections."""
+    for step in split_steps(command):
+        if (name in _programs(step)) if what == "program" else (name in _imports(step)):
+            return _KEYWORD.sub("", _REDIRECTION.sub("", step).strip())
+    return command
