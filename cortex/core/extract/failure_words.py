@@ -18,6 +18,8 @@ from cortex.core.extract.transcript import Message, Role
 
 MIN_EXPLANATION_WORDS = 6
 MIN_CHANGE_WORDS = 3
+MIN_CAUSE_WORDS = 3  # "Port is still in use" before ", let's ..." is a cause on its own
+FIX_SAID = "; fix: "
 
 # A clause, then what follows from it: "X are computed in UTC, so near midnight they land on the
 # previous day" (not "so I'll ...", "so far", "so that").
@@ -53,6 +55,12 @@ _LOOKING = re.compile(
     r"know|(?:create|write|add) a (?:\w+ )?test)\b",  # "Let me know ..." hands the turn to the user
     re.IGNORECASE,
 )
+# A why, then what the assistant does about it: "Port is still in use, let's find and kill it".
+_THEN_ACTS = re.compile(
+    r"^(?P<why>.+?)(?:[,;:]|\s+[-\u2014])\s+(?:so\s+|now\s+)?(?:let me|let's|i'll|i will|we'll|we need to)\s+"
+    r"(?P<what>.+)$",
+    re.IGNORECASE,
+)
 _THEN_CHANGE = re.compile(
     r"^(?:(?:check|look|see|find|investigate|identify|locate)\b[^,;]*?\s+and\s+(?:then\s+)?"
     r"|(?:fix|correct|resolve|address|update)\b[^,;]*?\s+by\s+)(?=\w)",
@@ -86,10 +94,31 @@ def explanation(messages: Sequence[Message]) -> tuple[str, Message | None]:
             if is_talk(sentence) or is_guess(sentence) or asked:
                 continue
             if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
-                said = clip(without_acknowledgement(sentence).rstrip(":").strip(), 300)
-                fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
-                return f"{'fix' if fix else 'cause'}: {said}", message
+                return _labelled(without_acknowledgement(sentence).rstrip(":").strip()), message
     return "", None
+
+
+def _labelled(sentence: str) -> str:
+    """`cause:` or `fix:` and the why; a why that goes on to what the assistant does about it
+    ("Port is still in use, let's find and kill the process") is the cause and that fix."""
+    then = _THEN_ACTS.match(sentence)
+    if then is not None and _EXPLAINS.search(then.group("why")):
+        change = _change(then.group("what"))
+        why = then.group("why").strip()
+        if not change:
+            return _labelled(why) if len(why.split()) >= MIN_CAUSE_WORDS else _labelled_as_is(sentence)
+        return f"{_labelled(why)}; fix: {change}" if len(why.split()) >= MIN_CAUSE_WORDS else f"fix: {change}"
+    return _labelled_as_is(sentence)
+
+
+def _labelled_as_is(sentence: str) -> str:
+    fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
+    return f"{'fix' if fix else 'cause'}: {clip(sentence, 300)}"
+
+
+def states_fix(why: str) -> bool:
+    """Whether a labelled why already says the fix ("fix: ..." or "cause: ...; fix: ...")."""
+    return why.startswith("fix:") or FIX_SAID in why
 
 
 def change_said(messages: Sequence[Message]) -> str:
@@ -99,10 +128,18 @@ def change_said(messages: Sequence[Message]) -> str:
         m = _CHANGE.match(sentence.strip().rstrip(":.!").strip())
         if m is None or is_question(sentence):
             continue
-        what = re.sub(r"^(?:also|now|then|just)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
-        # "find and kill the process", "fix the script by removing the unused imports": the
-        # looking (or the bare "fix") is the way in; the change is what follows.
-        what = _THEN_CHANGE.sub("", what)
-        if len(what.split()) >= MIN_CHANGE_WORDS and not _LOOKING.match(what) and not is_guess(what):
-            return clip(what, 200)
+        what = _change(m.group("what"))
+        if what:
+            return what
+    return ""
+
+
+def _change(what: str) -> str:
+    """What a "let's ..." sets out to change, or "" for looking or a guess."""
+    what = re.sub(r"^(?:also|now|then|just)\s+", "", what.strip().rstrip(":.!").strip(), flags=re.IGNORECASE)
+    # "find and kill the process", "fix the script by removing the unused imports": the
+    # looking (or the bare "fix") is the way in; the change is what follows.
+    what = _THEN_CHANGE.sub("", what)
+    if len(what.split()) >= MIN_CHANGE_WORDS and not _LOOKING.match(what) and not is_guess(what):
+        return clip(what, 200)
     return ""

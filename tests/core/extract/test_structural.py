@@ -425,6 +425,29 @@ def test_a_cause_keeps_the_fix_said_with_it_and_no_later_intention() -> None:
     assert gotcha.endswith("on the previous day; fixed"), gotcha
 
 
+def test_a_why_that_goes_on_to_what_the_assistant_does_is_the_cause_and_the_fix() -> None:
+    # Real shape (a Rust server's port): "Port is still in use, let's find and kill the
+    # process:" was stored whole as the cause, the assistant's next step with it.
+    port = bash("./target/release/app", "Error: Address already in use (os error 48)", error=True, tid="1")
+    words = "Port is still in use, let's find and kill the process:"
+    (gotcha,) = _gotchas_after(port, words, "kill -9 78778")
+    assert gotcha.endswith("; cause: Port is still in use; fix: kill the process (ran `kill -9 78778`)"), (
+        gotcha
+    )
+    # Seen fixed: the fix said is the fix, not "fixed" after it nor a later intention.
+    check = "nix flake check --cores 4"
+    failing = bash(check, "error: Path 'flake.nix' is not tracked by Git.", error=True, tid="1")
+    words = "The flake.nix file is missing from the Git index - I'll add it before checking again."
+    (gotcha,) = _gotchas_after(failing, words, check, "all checks passed!")
+    assert gotcha.endswith(
+        "; cause: The flake.nix file is missing from the Git index; fix: add it before checking again"
+    ), gotcha
+    # Going on to look changes nothing: the cause alone stays.
+    words = "The issue is with the shell directory change, let me check the logs."
+    (gotcha,) = _gotchas_after(port, words, "kill -9 78778")
+    assert "cause: The issue is with the shell directory change (ran" in gotcha, gotcha
+
+
 def test_a_diagnosis_after_a_failure_explains_it() -> None:
     # Real shapes: "failing due to" (a nix VM test's lint) and "still in use" (a server's port).
     lint = bash(
