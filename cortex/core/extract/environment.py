@@ -43,6 +43,7 @@ _IMPORT = re.compile(r"(?:^|[\s;\"'(])(?:import|from)\s+([A-Za-z_]\w*)|\s-m\s+([
 _INSTALLS = re.compile(r"^(?:install|add)$")
 _REDIRECTION = re.compile(r"\s+\d?>&\d|\s+\d?>\s*/dev/null")
 _KEYWORD = re.compile(r"^(?:do|then|else)\s+")  # a loop's or a test's body: `for f in *; do x "$f"; done`
+_ELSEWHERE = frozenset({"docker", "podman", "kubectl", "ssh", "vagrant", "lxc", "incus", "multipass"})
 _LEAD_WORDS = frozenset(
     {"sudo", "command", "exec", "time", "env", "nohup", "xargs", "do", "then", "else", "!"}
 )
@@ -115,7 +116,8 @@ def _missing(command: str, output: str) -> dict[str, str]:
         name = next(g for g in m.groups() if g)
         if name in runs:
             out[name] = "program"
-    imported = _imports(command)
+    # A module missing in a container or on another host is not missing here.
+    imported = _imports(command) if not runs & _ELSEWHERE else set()
     for m in _MODULE_MISSING.finditer(output):
         if m.group(1) in imported:
             out[m.group(1)] = "Python module"

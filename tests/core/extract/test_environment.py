@@ -68,6 +68,8 @@ def test_a_python_module_the_command_imports_is_named_with_its_error() -> None:
         ("uvicorn llm_guard_api.app.app:create_app", "ModuleNotFoundError: No module named 'llm_guard_api'"),
         # A program the command line does not run.
         ("make lint", "make: golangci-lint: command not found"),
+        # A module missing in a container is not missing here.
+        ('docker compose exec api python -c "import redis"', "ModuleNotFoundError: No module named 'redis'"),
     ],
 )
 def test_what_the_command_line_does_not_run_itself_is_not_the_machines(command: str, output: str) -> None:
