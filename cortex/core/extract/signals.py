@@ -106,6 +106,19 @@ _FOR_NOW = re.compile(
     re.IGNORECASE,
 )
 _HAVE = re.compile(r"\bhave\b", re.IGNORECASE)  # "our CI runners have no network access"
+# A prompt that opens by saying what a named thing is: "`api/` runs on port 8080", "the
+# staging db lives on db2.internal", "my start command is `make run`" (not "needs", "should").
+MAX_PLAIN_FACT_CHARS = 300
+_PLAIN_SUBJECT = re.compile(
+    r"^\W{0,2}(?:(?:the|our|my)\s+(?:[\w.`/-]+\s+){0,3}?[\w.`/-]+|`[^`]+`|[\w-]*[./][\w./-]*)\s+"
+    r"(?:is|are|runs?|uses?|lives?|listens?|points?|belongs?|returns?|expects?)\b",
+    re.IGNORECASE,
+)
+_NAMED = re.compile(r"`[^`]+`|(?<![\w])[\w-]*[./][\w./-]*\w|\b\w*\d\w*\b")
+_FEELS = re.compile(
+    r"\b(?:wrong|bad|ugly|crappy|weird|confusing|annoying|slow|too \w+|not (?:good|great|right))\b", re.I
+)
+_START = re.compile("")
 CORRECTION_TAG = "user-correction"
 NOTE_TAG = "user-note"
 MIN_CORRECTION_WORDS = 4
@@ -251,10 +264,25 @@ def _corrections(turn: Sequence[Message]) -> Found:
             if said := _corrected_fact(message.texts[0]):
                 note = f"The user corrected: {said}"
                 found.append((_candidate(note, MemoryType.GOTCHA, CORRECTION_TAG, 0.7, 6), message))
-            elif said := _stated_fact(message.texts[0], _NOTES.match(message.texts[0]), _HAVE):
+            elif said := _stated_fact(message.texts[0], _NOTES.match(message.texts[0]), _HAVE) or _plain_fact(
+                message.texts[0]
+            ):
                 note = f"The user noted: {said}"
                 found.append((_candidate(note, MemoryType.GOTCHA, NOTE_TAG, 0.7, 6), message))
     return found
+
+
+def _plain_fact(prompt: str) -> str:
+    """A short prompt that only states a fact about something it names (".skogai is private
+    but we send a token for the actions to use", "my build command is `make install`"). Only
+    a subject that names a thing in the code or setup (a path, a dotted or numbered name, code
+    in backticks; or "the/our/my ..." with such a name later) and says what it is, runs on or
+    uses: "The sidebar needs a logout button" asks, "this looks off" feels."""
+    text = prompt.strip()
+    if len(text) > MAX_PLAIN_FACT_CHARS or "\n" in text or not _PLAIN_SUBJECT.match(text):
+        return ""
+    said = _stated_fact(text, _START.match(text))
+    return said if said and _NAMED.search(said) and not _FEELS.search(said) else ""
 
 
 def _corrected_fact(prompt: str) -> str:

@@ -278,3 +278,33 @@ def test_a_fact_the_user_lets_the_assistant_know_is_a_gotcha_in_their_words() ->
     ):
         found = extract_signals([user(prompt), assistant("Noted.")])
         assert [c for c, _ in found if NOTE_TAG in c.tags] == [], prompt
+
+
+def test_a_short_prompt_that_states_a_fact_about_something_it_names_is_a_user_note() -> None:
+    # Real shape (a CI fix): the user only says what a named thing is, with no "FYI" before it.
+    for prompt in (
+        ".skogai is private but we send a token for the accent to use",
+        "the staging db runs on port 5433",
+        "my build command is `make install` and my start command is `make run`",
+        "`api/` listens on port 8080 behind nginx",
+        "the app uses Postgres 15",
+    ):
+        found = extract_signals([user(prompt), assistant("Noted.")])
+        assert [(c.type, c.tags, c.content) for c, _ in found] == [
+            (MemoryType.GOTCHA, (NOTE_TAG,), f"The user noted: {prompt}")
+        ], prompt
+    # A request, a feeling, where things stand now, a paste, or a thing it does not name.
+    for prompt in (
+        "The `Sidebar` component needs a logout button",
+        "The target acquisitions need spacing between them",
+        "the `parse_date` helper is wrong",
+        "The progress bar is too thin",
+        "the build on main is failing since 0.9.3",
+        "the tests in tests/api pass now",
+        "our CI runners have no network access",
+        "This looks really crappy.",
+        "~/Projects/medianator ❯ cargo run --release  main [~7 ?3] is 📦 v0.1.0 via 🦀 v1.70.0",
+        "config.yml is where the ports live\n\nand also please fix the health check in api/health.py",
+    ):
+        found = extract_signals([user(prompt), assistant("Noted.")])
+        assert [c for c, _ in found if NOTE_TAG in c.tags] == [], prompt
