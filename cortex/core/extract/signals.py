@@ -111,12 +111,15 @@ _HAVE = re.compile(r"\bhave\b", re.IGNORECASE)  # "our CI runners have no networ
 MAX_PLAIN_FACT_CHARS = 300
 _PLAIN_SUBJECT = re.compile(
     r"^\W{0,2}(?:(?:the|our|my)\s+(?:[\w.`/-]+\s+){0,3}?[\w.`/-]+|`[^`]+`|[\w-]*[./][\w./-]*)\s+"
-    r"(?:is|are|runs?|uses?|lives?|listens?|points?|belongs?|returns?|expects?)\b",
+    r"(?:is|are|runs?|uses?|lives?|listens?|points?|belongs?|expects?)\b",
     re.IGNORECASE,
 )
 _NAMED = re.compile(r"`[^`]+`|(?<![\w])[\w-]*[./][\w./-]*\w|\b\w*\d\w*\b")
+# A feeling or a bug report, which goes stale: "is too thin", "is flaky on CI", "throws a 500".
 _FEELS = re.compile(
-    r"\b(?:wrong|bad|ugly|crappy|weird|confusing|annoying|slow|too \w+|not (?:good|great|right))\b", re.I
+    r"\b(?:wrong|bad|ugly|crappy|weird|confusing|annoying|slow|too \w+|not (?:good|great|right)|"
+    r"flaky|crash\w*|errors?|exceptions?|bug\w*|hangs?|hanging|times? out|[45]\d\d)\b",
+    re.IGNORECASE,
 )
 _START = re.compile("")
 CORRECTION_TAG = "user-correction"
