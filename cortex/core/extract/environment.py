@@ -94,7 +94,11 @@ def tool_of(tags: Sequence[str]) -> str | None:
 def _settles(found: frozenset[str] | set[str], name: str) -> bool:
     if name in found:
         return True
-    return len(name) >= MIN_PACKAGE_MATCH_CHARS and any(word.endswith(name.lower()) for word in found)
+    name = name.lower()
+    if len(name) < MIN_PACKAGE_MATCH_CHARS:
+        return False
+    # `pyyaml` provides `yaml`, `python-dotenv` `dotenv`, `sqlx-cli` the `sqlx` program.
+    return any(word.endswith(name) or name in re.split(r"[-_.]", word) for word in found)
 
 
 def _bash_runs(turn: Sequence[Message]) -> list[tuple[str, str, bool, Message]]:
@@ -130,7 +134,8 @@ def _found(command: str, succeeded: bool) -> set[str]:
     names = _programs(command) | _imports(command)
     for step in split_steps(command):
         words = without_inline_env(step.strip()).split()
-        if succeeded and any(_INSTALLS.match(w) for w in words[1:3]):
+        # `pip install x`, `apt-get install -y x`, `sudo apt install x`, `python -m pip install x`
+        if succeeded and any(_INSTALLS.match(w) for w in words[1:4]):
             names |= {_package(w) for w in words[2:] if not w.startswith("-") and not _INSTALLS.match(w)}
     return names
 

@@ -125,6 +125,15 @@ def test_what_a_turn_ran_or_installed_settles_an_earlier_note() -> None:
     settled = tools_settled(turn)
     assert settles(settled, "yaml") and settles(settled, "actionlint")
     assert not settles(settled, "cargo") and not settles(settled, "go")  # a short name matches whole
+    # Installs said other ways: through `python -m pip`, and a package named after its program.
+    for install, name in (
+        ("python3 -m pip install --user pyyaml", "yaml"),
+        ("cargo install sqlx-cli --no-default-features --features sqlite", "sqlx"),
+        ("sudo apt-get install -y shellcheck", "shellcheck"),
+        ("go install github.com/rhysd/actionlint/cmd/actionlint@latest", "actionlint"),
+    ):
+        turn = [user("install it", offset=0), assistant(uses=(bash(install, "done", tid="a"),), offset=1)]
+        assert settles(tools_settled(turn), name), install
 
 
 def test_the_pipeline_stores_it_as_a_gotcha_with_its_tools_state() -> None:
