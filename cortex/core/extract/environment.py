@@ -43,6 +43,7 @@ _IMPORT = re.compile(r"(?:^|[\s;\"'(])(?:import|from)\s+([A-Za-z_]\w*)|\s-m\s+([
 _INSTALLS = re.compile(r"^(?:install|add)$")
 _REDIRECTION = re.compile(r"\s+\d?>&\d|\s+\d?>\s*/dev/null")
 _KEYWORD = re.compile(r"^(?:do|then|else)\s+")  # a loop's or a test's body: `for f in *; do x "$f"; done`
+_NOT_INSTALLERS = frozenset({"git", "ssh-add", "gh"})  # `git add`, `git remote add`, `gh label add`
 _ELSEWHERE = frozenset({"docker", "podman", "kubectl", "ssh", "vagrant", "lxc", "incus", "multipass"})
 _LEAD_WORDS = frozenset(
     {"sudo", "command", "exec", "time", "env", "nohup", "xargs", "do", "then", "else", "!"}
@@ -57,7 +58,7 @@ def missing_tools(turn: Sequence[Message]) -> list[tuple[Candidate, Message]]:
         missing = _missing(command, output)
         found = _found(command, succeeded) if not missing else set()  # steps after it may not have run
         for name in set(last) - set(missing):
-            if last[name] is not None and _settles(found, name):
+            if last[name] is not None and settles(found, name):
                 last[name] = None
         last.update((name, (what, command, message)) for name, what in missing.items())
     return [(_note(name, *seen[:2]), seen[2]) for name, seen in last.items() if seen is not None]
@@ -75,12 +76,6 @@ def tools_settled(turn: Sequence[Message]) -> frozenset[str]:
     return frozenset(name for name, settled in state.items() if settled)
 
 
-def settles(found: frozenset[str] | set[str], name: str) -> bool:
-    """Whether what a run found or installed covers the missing `name`: the name itself, or a
-    package that ends with it (`pyyaml` provides `yaml`, `python-dotenv` `dotenv`)."""
-    return _settles(found, name)
-
-
 def tool_state_tag(name: str) -> str:
     return state_tag(TOOL_KEY + name)
 
@@ -91,13 +86,15 @@ def tool_of(tags: Sequence[str]) -> str | None:
     return next((t[len(prefix) :] for t in tags if t.startswith(prefix)), None)
 
 
-def _settles(found: frozenset[str] | set[str], name: str) -> bool:
+def settles(found: frozenset[str] | set[str], name: str) -> bool:
+    """Whether what a run found or installed covers the missing `name`: the name itself, or a
+    package named after it (`pyyaml` provides `yaml`, `python-dotenv` `dotenv`, `sqlx-cli`
+    the `sqlx` program)."""
     if name in found:
         return True
     name = name.lower()
     if len(name) < MIN_PACKAGE_MATCH_CHARS:
         return False
-    # `pyyaml` provides `yaml`, `python-dotenv` `dotenv`, `sqlx-cli` the `sqlx` program.
     return any(word.endswith(name) or name in re.split(r"[-_.]", word) for word in found)
 
 
@@ -134,8 +131,10 @@ def _found(command: str, succeeded: bool) -> set[str]:
     names = _programs(command) | _imports(command)
     for step in split_steps(command):
         words = without_inline_env(step.strip()).split()
-        # `pip install x`, `apt-get install -y x`, `sudo apt install x`, `python -m pip install x`
-        if succeeded and any(_INSTALLS.match(w) for w in words[1:4]):
+        # `pip install x`, `apt-get install -y x`, `sudo apt install x`, `python -m pip install x`;
+        # not `git add x`.
+        installs = any(_INSTALLS.match(w) for w in words[1:4]) and not _programs(step) & _NOT_INSTALLERS
+        if succeeded and installs:
             names |= {_package(w) for w in words[2:] if not w.startswith("-") and not _INSTALLS.match(w)}
     return names
 

@@ -134,6 +134,9 @@ def test_what_a_turn_ran_or_installed_settles_an_earlier_note() -> None:
     ):
         turn = [user("install it", offset=0), assistant(uses=(bash(install, "done", tid="a"),), offset=1)]
         assert settles(tools_settled(turn), name), install
+    # Staging a file installs nothing: `git add flake.nix` does not bring `nix`.
+    turn = [user("stage it", offset=0), assistant(uses=(bash("git add flake.nix", "", tid="a"),), offset=1)]
+    assert not settles(tools_settled(turn), "nix")
 
 
 def test_the_pipeline_stores_it_as_a_gotcha_with_its_tools_state() -> None:
