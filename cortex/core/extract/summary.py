@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from cortex.core.extract.report_words import LABEL_TYPES, PENDING_WORK, SECTION_KINDS
 from cortex.core.extract.speech import (
     LIST_ITEM,
     MIN_OPTIONS,
@@ -82,63 +83,8 @@ _NARRATION = re.compile(
 # A report's first line answering a yes/no question: "No - ...", "**Yes**, ...", "No."
 _ANSWER = re.compile(r"^(?:yes|no)\s*(?:[-\u2013\u2014,.!:;]|$)", re.IGNORECASE)
 
-# What a section's heading (or first line) says it is; the first pattern that matches wins.
-_SECTION_KINDS: tuple[tuple[re.Pattern[str], MemoryType], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), kind)
-    for pattern, kind in (
-        # Where things stand, and what is not settled yet (answers about the current state,
-        # options, hypotheses, instructions for the user): all superseded by a later report.
-        (
-            r"^(?:yes|no)\b|\b(?:done|complete[d]?|fixed|resolved|verified|verification|results?|"
-            r"status|summary|changes|changed|implemented|implementation|created|added|updated|"
-            r"features?|success(?:fully)?|working|ready|applied|deployed|progress|committed|pushed|"
-            r"merged|what (?:i|we|was) |now|options?|either|what to do|next steps?|your actions|"
-            r"you need|tell me when|risks?|could|might|may|potential|possible|likely|hypothes[ie]s)\b",
-            MemoryType.PROGRESS,
-        ),
-        (
-            r"\b(?:root cause|causes?|problems?|issues?(?!\s*#\d)|why|gotchas?|pitfalls?|caveats?|warnings?|"
-            r"important|lessons?|insights?|fix(?:es)?|solutions?|workarounds?|errors?|bugs?)\b",
-            MemoryType.GOTCHA,
-        ),
-        (
-            r"\b(?:decisions?|decided|recommend(?:ed|ation|ations)?|verdict|approach|trade-?offs?|"
-            r"rationale|chosen|plan)\b",
-            MemoryType.DECISION,
-        ),
-        (
-            r"\b(?:architecture|structure|design|how it works|components?|data model|schema|flow)\b",
-            MemoryType.ARCHITECTURE,
-        ),
-        (r"\b(?:conventions?|rules?|guidelines?|style|workflow)\b", MemoryType.PATTERN),
-    )
-)
-
 # A labelled line: "Root cause: ...", "**Decision**: ...".
 _LABEL = re.compile(r"^\s*([A-Za-z][A-Za-z /'-]{1,40}?)\s*[:：]\s*(.+)$")
-_LABEL_TYPES: dict[str, MemoryType] = {
-    **dict.fromkeys(
-        (
-            "root cause", "cause", "problem", "the problem", "issue", "the issue", "why", "gotcha",
-            "pitfall", "caveat", "warning", "important", "note", "lesson", "lesson learned",
-            "key insight", "insight", "fix", "the fix", "solution", "workaround",
-        ),
-        MemoryType.GOTCHA,
-    ),
-    **dict.fromkeys(
-        (
-            "decision", "final decision", "decided", "recommendation", "verdict", "approach",
-            "chosen approach", "rationale",
-        ),
-        MemoryType.DECISION,
-    ),
-    **dict.fromkeys(("convention", "rule"), MemoryType.PATTERN),
-    **dict.fromkeys(("architecture", "design"), MemoryType.ARCHITECTURE),
-    **dict.fromkeys(
-        ("todo", "next step", "next steps", "status", "current status", "progress", "remaining"),
-        MemoryType.PROGRESS,
-    ),
-}  # fmt: skip
 
 Found = list[tuple[Candidate, Message]]
 
@@ -311,7 +257,7 @@ def _without_empty_labels(lines: Sequence[str]) -> list[str]:
 
 
 def section_kind(section: str) -> MemoryType:
-    """What the section's first line says it is (see `_SECTION_KINDS`); when it says nothing
+    """What the section's first line says it is (see `SECTION_KINDS`); when it says nothing
     (a title over headings whose bodies were code), the next headings before the body do.
     Context when none says."""
     lines = section.split("\n")
@@ -322,7 +268,7 @@ def section_kind(section: str) -> MemoryType:
         if not line.rstrip().endswith((".", "!", "?")):  # a short sentence is body, not a title
             heads.append(line)
     for head in heads:
-        kind = next((kind for pattern, kind in _SECTION_KINDS if pattern.search(head)), None)
+        kind = next((kind for pattern, kind in SECTION_KINDS if pattern.search(head)), None)
         if kind is not None:
             return kind
     return MemoryType.CONTEXT
@@ -347,9 +293,9 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
         plain = LIST_ITEM.sub("", line).strip()
         bare = plain.rstrip(":：").strip().casefold()
         match = _LABEL.match(plain)
-        kind = _LABEL_TYPES.get(match.group(1).strip().casefold()) if match else None
-        if kind is None and bare in _LABEL_TYPES:
-            pending = _LABEL_TYPES[bare]
+        kind = LABEL_TYPES.get(match.group(1).strip().casefold()) if match else None
+        if kind is None and bare in LABEL_TYPES:
+            pending = LABEL_TYPES[bare]
             # "Next steps:" opens a section of its own; "Problem:" is the heading's problem.
             heading = "" if pending is MemoryType.PROGRESS else heading
             continue
@@ -366,6 +312,8 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
                 heading, listed = plain, False
             continue
         pending = None
+        if kind is not MemoryType.PROGRESS and PENDING_WORK.search(heading):
+            kind = MemoryType.PROGRESS  # "MUST-FIX before merge" / "Fix: ...": a task until done
         body = without_lead_in(without_talk(body))
         if word_count(body) < MIN_ITEM_WORDS or (kind in _SETTLED_ONLY and is_guess(body)):
             continue

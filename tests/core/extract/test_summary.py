@@ -189,6 +189,44 @@ def test_a_sentence_is_no_heading_and_next_steps_open_a_section_of_their_own() -
     ]
 
 
+def test_a_fix_under_a_heading_of_work_still_to_do_is_that_work() -> None:
+    # Real shape (a review subagent's plan for a pull request): the "Fix:" lines under "MUST-FIX
+    # Before Merge" were done two turns later, yet stayed active as gotchas.
+    report = clean_report(
+        "### MUST-FIX Before Merge (Critical - 3 hours total)\n\n"
+        "1. **Performance: API Call in Error Path** [HIGH RISK]\n"
+        "   - Fix: Move API call outside error handling path\n\n"
+        "### Action items\n- Fix: Sanitize error messages before they reach the client\n\n"
+        "### Root cause of the outage\n- Fix: Pin the auth library to 0.0.81 until upstream ships a patch"
+    )
+    assert labelled_items(report) == [
+        (
+            MemoryType.PROGRESS,
+            "MUST-FIX Before Merge (Critical - 3 hours total): Move API call outside error handling path",
+        ),
+        (MemoryType.PROGRESS, "Action items: Sanitize error messages before they reach the client"),
+        (
+            MemoryType.GOTCHA,
+            "Root cause of the outage: Pin the auth library to 0.0.81 until upstream ships a patch",
+        ),
+    ]
+
+
+def test_a_section_of_work_still_to_do_is_a_state_and_a_how_to_fix_is_not() -> None:
+    for section, kind in (
+        (
+            "MUST-FIX Before Merge\n1. Move the API call out of the error path in field-mapper.ts",
+            MemoryType.PROGRESS,
+        ),
+        ("Action items\n- Sanitize error messages before they reach the client", MemoryType.PROGRESS),
+        (
+            "How to fix the port error\nKill the old server process before starting a new one.",
+            MemoryType.GOTCHA,
+        ),
+    ):
+        assert section_kind(section) is kind, section
+
+
 def test_a_numbered_title_is_the_subject_of_the_notes_under_it() -> None:
     # Real shape (a subagent's report, 2.1.x): numbered `###` titles, each over its own notes.
     report = clean_report(
