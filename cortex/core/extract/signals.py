@@ -121,7 +121,7 @@ _FEELS = re.compile(
     r"flaky|crash\w*|errors?|exceptions?|bug\w*|hangs?|hanging|times? out|[45]\d\d)\b",
     re.IGNORECASE,
 )
-_START = re.compile("")
+_START = re.compile("")  # an opener of nothing: the statement starts the prompt
 CORRECTION_TAG = "user-correction"
 NOTE_TAG = "user-note"
 MIN_CORRECTION_WORDS = 4
@@ -267,12 +267,15 @@ def _corrections(turn: Sequence[Message]) -> Found:
             if said := _corrected_fact(message.texts[0]):
                 note = f"The user corrected: {said}"
                 found.append((_candidate(note, MemoryType.GOTCHA, CORRECTION_TAG, 0.7, 6), message))
-            elif said := _stated_fact(message.texts[0], _NOTES.match(message.texts[0]), _HAVE) or _plain_fact(
-                message.texts[0]
-            ):
+            elif said := _noted_fact(message.texts[0]):
                 note = f"The user noted: {said}"
                 found.append((_candidate(note, MemoryType.GOTCHA, NOTE_TAG, 0.7, 6), message))
     return found
+
+
+def _noted_fact(prompt: str) -> str:
+    """A fact the user lets the assistant know ("FYI ...", "heads up: ...") or states plainly."""
+    return _stated_fact(prompt, _NOTES.match(prompt), _HAVE) or _plain_fact(prompt)
 
 
 def _plain_fact(prompt: str) -> str:
