@@ -41,6 +41,8 @@ from cortex.core.write.overturn import (
     Change,
     changes_of_course,
     overturns,
+    returns_to,
+    reverses,
     topic_words,
 )
 from cortex.core.write.state import STATE_TAG
@@ -71,15 +73,29 @@ def supersede_overturned(cx: Cortex, store: MemoryStore, written: Sequence[Memor
         if new.status is not Status.ACTIVE or not (by_user or new.type is MemoryType.DECISION):
             continue
         for change in changes_of_course(new.content):
-            query = text_query(change.old)
-            hits = store.search_text(query, _OVERTURN_LOOKUP, ("active",)) if query else []
-            for old in store.get_many(i for i, _ in hits).values():
-                shared = _shared_needed(old, by_user)
-                if old.id == new.id or old.pinned or shared is None:
-                    continue
-                said, when = new.source.said_at, old.source.said_at
-                if (said is None or when is None or when <= said) and overturns(change, old.content, shared):
+            for old, shared in _course_notes(store, new, change.old, by_user):
+                if overturns(change, old.content, shared):
                     retire(cx, store, old, new.id, cx.now())
+        for back_to in returns_to(new.content):  # "go back to npm" undoes "from npm to Bun"
+            for old, _ in _course_notes(store, new, back_to, by_user):
+                if reverses(back_to, old.content):
+                    retire(cx, store, old, new.id, cx.now())
+
+
+def _course_notes(store: MemoryStore, new: Memory, name: str, by_user: bool) -> list[tuple[Memory, int]]:
+    """The active notes naming `name`, said before `new`, that `new` may overturn, with the
+    words of what it is about each must share."""
+    query = text_query(name)
+    hits = store.search_text(query, _OVERTURN_LOOKUP, ("active",)) if query else []
+    out = []
+    for old in store.get_many(i for i, _ in hits).values():
+        shared = _shared_needed(old, by_user)
+        if old.id == new.id or old.pinned or shared is None:
+            continue
+        said, when = new.source.said_at, old.source.said_at
+        if said is None or when is None or when <= said:
+            out.append((old, shared))
+    return out
 
 
 def _users(memory: Memory) -> bool:

@@ -694,3 +694,38 @@ def test_the_work_a_report_names_is_its_issues_pull_requests_and_commits() -> No
     assert work_items("Created: https://github.com/org/repo/pull/390 and PR 12") == {"#390", "#12"}
     # Counts, colours, files and versions name no work item.
     assert work_items("684/711 tests pass; colour #fff; update.sh v0.9.3; sha256-abcdef1234") == frozenset()
+
+
+@pytest.mark.parametrize(
+    "back",
+    [
+        ("bun breaks the convex deploy, let's go back to npm", "Okay, back on npm."),
+        (
+            "why is the deploy failing?",
+            "## Decision\nReverted to npm: Bun's runtime broke the Convex deploy.",
+        ),
+    ],
+    ids=["the-user-goes-back", "a-report-reverts"],
+)
+def test_going_back_undoes_the_change_of_course_that_left_it(project: Path, back: tuple[str, str]) -> None:
+    # Real shape (a Next.js app): migrated from npm to Bun, then back. The migration note no
+    # longer says how the project installs; a change that left something else stays.
+    migrated = (
+        "## Decision\nMigrated the package manager from npm to Bun for faster installs (`bun.lock`).\n\n"
+        "## Decision\nSwitched the pricing cache from SQLite to Redis for concurrent writers."
+    )
+    turns = [answer_turn(1, "migrate to bun and fix the cache", migrated), answer_turn(2, *back)]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        status = {
+            m.content.split("\n")[-1][:24]: m.status
+            for m in memories
+            if "Migrated" in m.content or "Switched" in m.content
+        }
+        assert status == {
+            "Migrated the package man": Status.SUPERSEDED,
+            "Switched the pricing cac": Status.ACTIVE,
+        }
+    finally:
+        cx.close()

@@ -66,10 +66,12 @@ _REPEATED = re.compile(
 )
 # A sentence of the user's that changes course for the project: "Switch to runtime query
 # checking in sqlx", "I want to migrate to using bun", "go back to npm".
+_PROPOSES = r"(?:let'?s |we should |we need to |i (?:want|need) to |i'd like to |i would like to )"
+_SWITCHES = r"(?:switch|migrate|convert|port|go back|revert|roll ?back|downgrade|upgrade)\b.{0,80}?\bto\b"
 _SWITCH = re.compile(
-    r"^(?:(?:please|ok(?:ay)?|so|now|then),? )?(?:let'?s |we should |we need to |i (?:want|need) to |"
-    r"i'd like to |i would like to )?(?:switch|migrate|convert|port|go back|revert|roll ?back|"
-    r"downgrade|upgrade)\b.{0,80}?\bto\b",
+    rf"^(?:(?:please|ok(?:ay)?|so|now|then),? )?{_PROPOSES}?{_SWITCHES}"
+    # or a later clause proposes it: "bun breaks the deploy, let's go back to npm"
+    rf"|[,;:]\s+(?:(?:so|and|but|please|ok(?:ay)?|now|then),? )?{_PROPOSES}{_SWITCHES}",
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?\s*$")
@@ -231,7 +233,7 @@ def _rules(turn: Sequence[Message], project_words: Collection[str]) -> Found:
                 if not (least <= words <= MAX_RULE_WORDS) or _QUESTION.search(sentence):
                     continue
                 repeated = _REPEATED.search(sentence) is not None
-                if _SWITCH.match(sentence) or redirection(sentence):
+                if _SWITCH.search(sentence) or redirection(sentence):
                     decided = sentence[:MAX_RULE_CHARS]
                     found.append(
                         (

@@ -14,6 +14,9 @@ A user who redirects the answer they were given ("actually, let's use Postgres f
 instead") names only what replaces it: the previous answer's decisions that share a word of what
 the prompt is about and do not name the new choice are what it overturns (`redirection`).
 
+Going back ("let's go back to npm", "Reverted to npm") undoes an earlier change of course that
+left what it returns to ("Migrated from npm to Bun"), whatever else it is about.
+
 The user's own rules change the same way ("From now on use pnpm instead of npm for installs"
 overturns "Always use npm for installing packages"): a user says little, so for their rules one
 shared word is enough. Words are compared by their stem (`installs` and `installing` are one,
@@ -51,6 +54,13 @@ _REDIRECT = re.compile(
     r"\b(?:use|go with|try|switch to|pick|choose|keep|stick with)\s+(?:the\s+)?"
     + _NEW
     + r"(?=[\s,])[^.;!?\n]{0,60}?\binstead\b(?!\s+of\b)",
+    re.IGNORECASE,
+)
+# "let's go back to npm", "switched back to Next.js 15", "Reverted to npm": a return to what an
+# earlier change of course left.
+_BACK = re.compile(
+    r"\b(?:(?:go|goes|going|went|switch\w*|mov\w*|chang\w*|roll\w*)\s+back\s+to|revert(?:s|ed|ing)?\s+"
+    r"(?:back\s+)?to)\s+(?:using\s+|the\s+)?" + _NEW,
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z][a-z0-9_-]+")
@@ -92,6 +102,18 @@ def changes_of_course(text: str) -> list[Change]:
             if old != new and _COMMON.isdisjoint((old, new)):
                 out.append(Change(old, new, words - {old, new}))
     return out
+
+
+def returns_to(text: str) -> list[str]:
+    """What `text` goes back to ("let's go back to npm" -> "npm"), in order."""
+    names = (m.group("new").lower() for m in _BACK.finditer(text))
+    return [n for n in dict.fromkeys(names) if n not in _COMMON]
+
+
+def reverses(back_to: str, earlier: str) -> bool:
+    """True when `earlier` states a change of course that left `back_to` ("Migrated from npm to
+    Bun" for a return to npm): going back undoes it."""
+    return any(c.old == back_to for c in changes_of_course(earlier))
 
 
 def redirection(text: str) -> Change | None:

@@ -10,6 +10,8 @@ from cortex.core.write.overturn import (
     changes_of_course,
     overturns,
     redirection,
+    returns_to,
+    reverses,
 )
 
 
@@ -81,3 +83,15 @@ def test_a_note_of_several_items_is_overturned_only_when_each_is() -> None:
     assert not overturns(change, both, 1)
     each = "Decisions\n- The pricing cache lives in SQLite.\n- Cache pricing for 5 minutes in SQLite."
     assert overturns(change, each, 1)
+
+
+def test_going_back_names_what_it_returns_to_and_undoes_the_change_that_left_it() -> None:
+    assert returns_to("bun breaks the convex deploy, let's go back to npm") == ["npm"]
+    assert returns_to("Reverted to npm: Bun's runtime broke the Convex deploy.") == ["npm"]
+    assert returns_to("Switched back to Next.js 15.2.3 and React 19") == ["next.js"]
+    assert returns_to("revert the last commit") == []
+    assert reverses("npm", "Migrated the package manager from npm to Bun for faster installs")
+    assert reverses("npm", "Use Bun instead of npm for installs")
+    # Naming it is not leaving it: a note that moved to it, or only mentions it, stays.
+    assert not reverses("npm", "Switched the installs from yarn to npm")
+    assert not reverses("npm", "Run npm ci in CI to install exactly the lockfile")
