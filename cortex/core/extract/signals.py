@@ -57,7 +57,6 @@ _IMPERATIVE = re.compile(
     r"hard-?code|disable|skip)|use " + _VAGUE + r"\S+(?: \S+)? (?:not|over|instead of) \S+)\b" + _VAGUE,
     re.IGNORECASE,
 )
-_FOR_NOW = re.compile(r"\b(?:yet|for now|this time|right now|today|until|at the moment)\b", re.IGNORECASE)
 MIN_IMPERATIVE_WORDS = 3
 # A correction of something the assistant does again and again ("you keep saying it is working
 # but are not e2e testing"): a standing rule, and the user's sentence before it says what to do.
@@ -102,7 +101,8 @@ _ASKS_OR_FEELS = re.compile(
     re.IGNORECASE,
 )
 _CONTRAST = re.compile(r"\bnot\b|n't\b|\binstead\b", re.IGNORECASE)
-# Where things stand right now ("no, the build is still failing"): the next turn changes it.
+# Where things stand right now ("no, the build is still failing"): the next turn changes it. An
+# imperative that says it is bound to now ("don't push yet") is no standing rule either.
 _FOR_NOW = re.compile(
     r"\b(?:still|now|currently|anymore|yet|today|fail(?:s|ing|ed)?|broken|pass(?:es|ing|ed)?|works?|down)\b",
     re.IGNORECASE,
