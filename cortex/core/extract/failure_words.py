@@ -102,13 +102,12 @@ def _labelled(sentence: str) -> str:
     """`cause:` or `fix:` and the why; a why that goes on to what the assistant does about it
     ("Port is still in use, let's find and kill the process") is the cause and that fix."""
     then = _THEN_ACTS.match(sentence)
-    if then is not None and _EXPLAINS.search(then.group("why")):
-        change = _change(then.group("what"))
-        why = then.group("why").strip()
-        if not change:
-            return _labelled(why) if len(why.split()) >= MIN_CAUSE_WORDS else _labelled_as_is(sentence)
-        return f"{_labelled(why)}; fix: {change}" if len(why.split()) >= MIN_CAUSE_WORDS else f"fix: {change}"
-    return _labelled_as_is(sentence)
+    if then is None or not _EXPLAINS.search(then.group("why")):
+        return _labelled_as_is(sentence)
+    why, change = then.group("why").strip(), _change(then.group("what"))
+    if len(why.split()) < MIN_CAUSE_WORDS:  # too short to stand as a cause
+        return f"fix: {change}" if change else _labelled_as_is(sentence)
+    return f"{_labelled(why)}{FIX_SAID}{change}" if change else _labelled(why)
 
 
 def _labelled_as_is(sentence: str) -> str:

@@ -31,7 +31,7 @@ from cortex.core.extract.commands import (
     split_steps,
     without_inline_env,
 )
-from cortex.core.extract.failure_words import FIX_SAID, change_said, explanation, states_fix
+from cortex.core.extract.failure_words import change_said, explanation, states_fix
 from cortex.core.extract.runs import command_runs
 from cortex.core.extract.symptoms import error_digest
 from cortex.core.extract.transcript import Message, Role, ToolUse
@@ -279,7 +279,7 @@ def _tail(why: str, change: str, ran: Sequence[str], fixed: bool) -> str:
     """What a gotcha says after its error: the labelled why, or else the change, then the
     commands run. A cause of a failure seen fixed says so, for the error alone reads as a state."""
     if why.startswith("cause:"):
-        if not fixed or FIX_SAID in why:
+        if not fixed or states_fix(why):
             return f"{why}{_ran(ran, True)}"
         return f"{why.rstrip('.')}; {f'fix: {change}' if change else 'fixed'}{_ran(ran, True)}"
     said = why or (f"fix: {change}" if change else "")
