@@ -54,9 +54,7 @@ def missing_tools(turn: Sequence[Message]) -> list[tuple[Candidate, Message]]:
     """A note per program or module the turn's commands could not find, and nothing later in
     the turn found or installed."""
     last: dict[str, tuple[str, str, Message] | None] = {}  # name -> (what, command, message) or settled
-    for command, output, succeeded, message in _bash_runs(turn):
-        missing = _missing(command, output)
-        found = _found(command, succeeded) if not missing else set()  # steps after it may not have run
+    for command, message, missing, found in _evidence(turn):
         for name in set(last) - set(missing):
             if last[name] is not None and settles(found, name):
                 last[name] = None
@@ -69,10 +67,9 @@ def tools_settled(turn: Sequence[Message]) -> frozenset[str]:
     the turn then found missing is left out): an earlier turn's note that one of them is
     missing is no longer true (`settles`)."""
     state: dict[str, bool] = {}
-    for command, output, succeeded, _ in _bash_runs(turn):
-        missing = _missing(command, output)
+    for _, _, missing, found in _evidence(turn):
         state.update((name, False) for name in missing)
-        state.update((name, True) for name in (_found(command, succeeded) if not missing else ()))
+        state.update((name, True) for name in found)
     return frozenset(name for name, settled in state.items() if settled)
 
 
@@ -98,13 +95,16 @@ def settles(found: frozenset[str] | set[str], name: str) -> bool:
     return any(word.endswith(name) or name in re.split(r"[-_.]", word) for word in found)
 
 
-def _bash_runs(turn: Sequence[Message]) -> list[tuple[str, str, bool, Message]]:
-    """(command, output, succeeded, message) of each shell command with an outcome."""
+def _evidence(turn: Sequence[Message]) -> list[tuple[str, Message, dict[str, str], set[str]]]:
+    """Each shell command with an outcome, in order: (command, message, what its output says is
+    missing, what it ran, imported or installed). A command that reports something missing
+    finds nothing: the steps after the missing one may not have run."""
     out = []
     for use, message in command_runs(turn):
         command = use.input.get("command")
         if use.name == "Bash" and isinstance(command, str) and use.result is not None:
-            out.append((command, use.result.content, not use.failed, message))
+            missing = _missing(command, use.result.content)
+            out.append((command, message, missing, set() if missing else _found(command, not use.failed)))
     return out
 
 
