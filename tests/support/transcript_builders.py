@@ -27,10 +27,17 @@ def assistant(
 
 
 def bash(
-    command: str, output: str = "", *, error: bool = False, tid: str = "t", rejected: bool = False
+    command: str,
+    output: str = "",
+    *,
+    error: bool = False,
+    tid: str = "t",
+    rejected: bool = False,
+    description: str | None = None,
 ) -> ToolUse:
     result = ToolResult(tid, output, is_error=error, rejected=rejected)
-    return ToolUse(tid, "Bash", {"command": command}, result)
+    said = {"description": description} if description is not None else {}
+    return ToolUse(tid, "Bash", {"command": command, **said}, result)
 
 
 def tool(name: str, tool_input: Mapping[str, object], *, error: bool = False, tid: str = "t") -> ToolUse:

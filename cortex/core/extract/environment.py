@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from cortex.core.extract.commands import clip, render_command, split_steps, without_inline_env
-from cortex.core.extract.runs import command_runs
+from cortex.core.extract.runs import command_runs, purpose
 from cortex.core.extract.transcript import Message
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
@@ -53,13 +54,14 @@ _LEAD_WORDS = frozenset(
 def missing_tools(turn: Sequence[Message]) -> list[tuple[Candidate, Message]]:
     """A note per program or module the turn's commands could not find, and nothing later in
     the turn found or installed."""
-    last: dict[str, tuple[str, str, Message] | None] = {}  # name -> (what, command, message) or settled
-    for command, message, missing, found in _evidence(turn):
-        for name in set(last) - set(missing):
-            if last[name] is not None and settles(found, name):
+    last: dict[str, tuple[str, _Run] | None] = {}  # name -> (what, the run) or settled
+    for run in _evidence(turn):
+        for name in set(last) - set(run.missing):
+            if last[name] is not None and settles(run.found, name):
                 last[name] = None
-        last.update((name, (what, command, message)) for name, what in missing.items())
-    return [(_note(name, *seen[:2]), seen[2]) for name, seen in last.items() if seen is not None]
+        last.update((name, (what, run)) for name, what in run.missing.items())
+    kept = {name: seen for name, seen in last.items() if seen is not None}
+    return [(_note(name, what, run), run.message) for name, (what, run) in kept.items()]
 
 
 def tools_settled(turn: Sequence[Message]) -> frozenset[str]:
@@ -67,9 +69,9 @@ def tools_settled(turn: Sequence[Message]) -> frozenset[str]:
     the turn then found missing is left out): an earlier turn's note that one of them is
     missing is no longer true (`settles`)."""
     state: dict[str, bool] = {}
-    for _, _, missing, found in _evidence(turn):
-        state.update((name, False) for name in missing)
-        state.update((name, True) for name in found)
+    for run in _evidence(turn):
+        state.update((name, False) for name in run.missing)
+        state.update((name, True) for name in run.found)
     return frozenset(name for name, settled in state.items() if settled)
 
 
@@ -95,16 +97,27 @@ def settles(found: frozenset[str] | set[str], name: str) -> bool:
     return any(word.endswith(name) or name in re.split(r"[-_.]", word) for word in found)
 
 
-def _evidence(turn: Sequence[Message]) -> list[tuple[str, Message, dict[str, str], set[str]]]:
-    """Each shell command with an outcome, in order: (command, message, what its output says is
-    missing, what it ran, imported or installed). A command that reports something missing
+class _Run(NamedTuple):
+    """A shell command with an outcome: what its output says is missing (name -> "program" or
+    "Python module"), and what it ran, imported or installed."""
+
+    command: str
+    purpose: str
+    message: Message
+    missing: dict[str, str]
+    found: set[str]
+
+
+def _evidence(turn: Sequence[Message]) -> list[_Run]:
+    """Each shell command with an outcome, in order. A command that reports something missing
     finds nothing: the steps after the missing one may not have run."""
     out = []
     for use, message in command_runs(turn):
         command = use.input.get("command")
         if use.name == "Bash" and isinstance(command, str) and use.result is not None:
             missing = _missing(command, use.result.content)
-            out.append((command, message, missing, set() if missing else _found(command, not use.failed)))
+            found = set() if missing else _found(command, not use.failed)
+            out.append(_Run(command, purpose(use), message, missing, found))
     return out
 
 
@@ -162,15 +175,14 @@ def _programs(command: str) -> set[str]:
     return out
 
 
-def _note(name: str, what: str, command: str) -> Candidate:
-    shown = clip(render_command(_step(command, name, what)), MAX_SHOWN_CHARS)
+def _note(name: str, what: str, run: _Run) -> Candidate:
+    shown = clip(render_command(_step(run.command, name, what)), MAX_SHOWN_CHARS)
+    ran = f"`{shown}` ({run.purpose})" if run.purpose else f"`{shown}`"
     if what == "program":
-        content = (
-            f'Program `{name}` is not installed here (or not on PATH): `{shown}` gave "command not found"'
-        )
+        content = f'Program `{name}` is not installed here (or not on PATH): {ran} gave "command not found"'
     else:
         said = f"ModuleNotFoundError: No module named '{name}'"
-        content = f"Python module `{name}` is not installed here: `{shown}` gave {said}"
+        content = f"Python module `{name}` is not installed here: {ran} gave {said}"
     return Candidate(
         content=content,
         type=MemoryType.GOTCHA,
