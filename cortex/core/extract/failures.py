@@ -32,7 +32,7 @@ from cortex.core.extract.commands import (
     without_inline_env,
 )
 from cortex.core.extract.failure_words import change_said, explanation, states_fix
-from cortex.core.extract.runs import command_runs, purpose
+from cortex.core.extract.runs import command_runs
 from cortex.core.extract.symptoms import error_digest
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
@@ -114,8 +114,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
                 ran = [retried, *ran][:MAX_FIX_COMMANDS]
             if why or change or ran:
                 reported.add((shown, error))
-                tail = _tail(why, change, ran, True)
-                same.add(found, shown, purpose(use), error, tail, _evidence(), fixed)
+                same.add(found, shown, error, _tail(why, change, ran, True), _evidence(), fixed)
                 continue
         elif error and not is_test_run(shown):
             # Not retried as such: the fix was another command or an edit. The assistant's
@@ -132,8 +131,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
                 reported.add((shown, error))
                 tail = _tail(said, change, ran, False)
                 # Not seen fixed yet: a later success of the same command replaces it.
-                blank = replace(_evidence(), tags=_state(shown))
-                same.add(found, shown, purpose(use), error, tail, blank, message)
+                same.add(found, shown, error, tail, replace(_evidence(), tags=_state(shown)), message)
                 continue
         if fixed is None and is_build_command(shown):
             content = f"Command failing: `{shown}` ({error})"
@@ -146,26 +144,18 @@ def extract_failures(messages: Sequence[Message]) -> Found:
 class _SameFix:
     """Gotchas of one command with the same explanation and fix are one gotcha: each error it
     explains is listed in it ("`cargo build` failed (error: expected `;` | no method named
-    `clone`); fix: the Database struct needs to implement Clone."). What the first run was for
-    leads it ("Check YAML syntax: `python3 -c ...` failed (...)")."""
+    `clone`); fix: the Database struct needs to implement Clone.")."""
 
     def __init__(self) -> None:
-        self.at: dict[tuple[str, str], tuple[int, str, list[str]]] = {}
+        self.at: dict[tuple[str, str], tuple[int, list[str]]] = {}
 
     def add(
-        self,
-        found: Found,
-        shown: str,
-        purpose: str,
-        error: str,
-        tail: str,
-        blank: Candidate,
-        message: Message,
+        self, found: Found, shown: str, error: str, tail: str, blank: Candidate, message: Message
     ) -> None:
         """Append the gotcha (`blank` with its text), or list `error` in the one it repeats."""
-        index, lead, errors = self.at.setdefault((shown, tail), (len(found), purpose, []))
+        index, errors = self.at.setdefault((shown, tail), (len(found), []))
         errors.append(error)
-        content = f"{f'{lead}: ' if lead else ''}`{shown}` failed ({' | '.join(errors)}); {tail}"
+        content = f"`{shown}` failed ({' | '.join(errors)}); {tail}"
         if index < len(found):
             found[index] = (replace(found[index][0], content=content), found[index][1])
         else:

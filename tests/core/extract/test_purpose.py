@@ -1,6 +1,6 @@
 """What a Bash call was for (its `description`, which Claude Code writes on nearly every call)
-leads the notes about its run, in the words a later question is likely to use: "Why did the
-workflow YAML check fail?" finds "Check YAML syntax: `python3 -c ...` failed ..."."""
+is said in a note that the machine lacks a program or module: "`actionlint ...` (Lint workflow
+files) gave "command not found"" says what the missing tool was needed for."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import pytest
 from cortex.core.extract.environment import missing_tools
 from cortex.core.extract.pipeline import extract_candidates
 from cortex.core.extract.runs import purpose
-from cortex.core.extract.structural import extract_structural
 from cortex.core.extract.transcript import ToolResult, ToolUse, parse_chunk
-from cortex.core.model import MemoryType
 from tests.support.transcript_builders import (
     V1_0,
     V2_1,
@@ -26,11 +24,6 @@ from tests.support.transcript_builders import (
 )
 
 ROOT = "/home/dev/proj"
-
-
-def gotchas(*messages: object) -> list[str]:
-    found = extract_structural(list(messages), project_root=ROOT)  # type: ignore[arg-type]
-    return [c.content for c, _ in found if c.type is MemoryType.GOTCHA]
 
 
 @pytest.mark.parametrize(
@@ -60,87 +53,6 @@ def test_a_call_without_a_description_has_no_purpose() -> None:
 def test_a_long_description_is_clipped() -> None:
     said = purpose(bash("make", description="Build " + "everything " * 20))
     assert len(said) == 80 and said.endswith("…")
-
-
-def test_a_fixed_failure_leads_with_what_the_run_was_for() -> None:
-    messages = [
-        user("run the script"),
-        assistant(
-            uses=(
-                bash(
-                    "python gen.py",
-                    "/bin/bash: python: command not found",
-                    error=True,
-                    tid="1",
-                    description="Generate the numbers",
-                ),
-            )
-        ),
-        assistant("The failure is because this image only ships `python3`, not `python`."),
-        assistant(uses=(bash("python3 gen.py", "Sum: 307", tid="2", description="Generate again"),)),
-    ]
-    assert gotchas(*messages) == [
-        "Generate the numbers: `python gen.py` failed (/bin/bash: python: command not found); "
-        "cause: The failure is because this image only ships `python3`, not `python`; fixed"
-    ]
-
-
-def test_a_background_run_keeps_the_description_of_its_launch() -> None:
-    # Real shape (1.0.72): BashOutput reports the failure of a launch that had a description.
-    launch = bash(
-        "make run-uvicorn",
-        "Command running in background with ID: bash_2",
-        tid="1",
-        description="Start the API server",
-    )
-    report = ToolUse(
-        "2",
-        "BashOutput",
-        {"bash_id": "bash_2"},
-        ToolResult(
-            "2", "<status>failed</status>\n<exit_code>2</exit_code>\n<stderr>\nImportError: numpy\n</stderr>"
-        ),
-    )
-    messages = [
-        user("run the server"),
-        assistant(uses=(launch,)),
-        assistant(uses=(report,)),
-        assistant(
-            "We need to downgrade NumPy to version 1.x to fix this:",
-            uses=(bash('pip install "numpy<2"', "Successfully installed numpy-1.26.4", tid="3"),),
-        ),
-    ]
-    (gotcha,) = gotchas(*messages)
-    assert gotcha.startswith("Start the API server: `make run-uvicorn` failed (ImportError: numpy)")
-
-
-def test_one_gotcha_for_several_errors_keeps_the_first_runs_purpose() -> None:
-    messages = [
-        user("build it"),
-        assistant(
-            uses=(
-                bash(
-                    "cargo build", "error: expected `;`", error=True, tid="1", description="Build the crate"
-                ),
-            )
-        ),
-        assistant("The Database struct needs to implement Clone."),
-        assistant(
-            uses=(
-                bash(
-                    "cargo build",
-                    "error[E0599]: no method named `clone`",
-                    error=True,
-                    tid="2",
-                    description="Rebuild",
-                ),
-            )
-        ),
-        assistant("The Database struct needs to implement Clone."),
-        assistant(uses=(bash("cargo build", "Finished release", tid="3"),)),
-    ]
-    (gotcha,) = gotchas(*messages)
-    assert gotcha.startswith("Build the crate: `cargo build` failed (error: expected `;` | error[E0599]")
 
 
 def test_a_missing_tool_note_says_what_the_run_was_for() -> None:
@@ -186,3 +98,26 @@ def test_the_description_is_read_from_the_records_and_redacted(version: str) -> 
     (note,) = [c for c in found if c.startswith("Program `actionlint`")]
     assert "(Lint workflows (token [REDACTED" in note
     assert token not in note
+
+
+def test_a_background_run_keeps_the_description_of_its_launch() -> None:
+    # Real shape (1.0.72): the launch has no outcome; BashOutput reports it later, by its id.
+    launch = bash(
+        "mailpit --smtp 127.0.0.1:1025",
+        "Command running in background with ID: bash_2",
+        tid="1",
+        description="Start the mail catcher",
+    )
+    report = ToolUse(
+        "2",
+        "BashOutput",
+        {"bash_id": "bash_2"},
+        ToolResult(
+            "2",
+            "<status>failed</status>\n<exit_code>127</exit_code>\n"
+            "<stderr>\nzsh: command not found: mailpit\n</stderr>",
+        ),
+    )
+    turn = [user("start the mail catcher"), assistant(uses=(launch,)), assistant(uses=(report,))]
+    ((note, _),) = missing_tools(turn)
+    assert "`mailpit --smtp 127.0.0.1:1025` (Start the mail catcher) gave" in note.content
