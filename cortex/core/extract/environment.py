@@ -8,7 +8,9 @@ actionlint", "pip install pyyaml"), settles it, in the same turn (nothing is sto
 later one (the note is retired; `tools_settled` says which).
 
 Only what the command line itself runs counts: "sh: vitest: command not found" under `npm test`
-says the project's packages are not installed yet, not that the machine lacks a program.
+says the project's packages are not installed yet, not that the machine lacks a program. A module
+missing under the project's virtualenv (`poetry run`, `uv run`, `.venv/bin/python`) is said to be
+missing from that environment, not from the machine.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ _PROGRAM_MISSING = re.compile(
     rf"|The term '({_NAME})' is not recognized as the name of a cmdlet",
     re.MULTILINE,
 )
+# A module imported under a project's virtualenv (`poetry run python -c "import x"`, `.venv/bin/python`,
+# `source .venv/bin/activate && ...`) is missing from that environment, not from the machine.
+_PROJECT_ENV = re.compile(
+    r"\b(?:poetry|uv|pipenv|pdm|hatch|rye|conda|mamba|micromamba)\s+run\b|(?:^|[\s/\"'])\.?venv/bin/|\bactivate\b"
+)
+PROGRAM, MODULE, ENV_MODULE = "program", "Python module", "Python module of the project's environment"
 _MODULE_MISSING = re.compile(r"\bNo module named '?([A-Za-z_]\w*)")
 _IMPORT = re.compile(r"(?:^|[\s;\"'(])(?:import|from)\s+([A-Za-z_]\w*)|\s-m\s+([A-Za-z_]\w*)")
 _INSTALLS = re.compile(r"^(?:install|add)$")
@@ -98,8 +106,8 @@ def settles(found: frozenset[str] | set[str], name: str) -> bool:
 
 
 class _Run(NamedTuple):
-    """A shell command with an outcome: what its output says is missing (name -> "program" or
-    "Python module"), and what it ran, imported or installed."""
+    """A shell command with an outcome: what its output says is missing (name -> PROGRAM,
+    MODULE or ENV_MODULE), and what it ran, imported or installed."""
 
     command: str
     purpose: str
@@ -122,19 +130,21 @@ def _evidence(turn: Sequence[Message]) -> list[_Run]:
 
 
 def _missing(command: str, output: str) -> dict[str, str]:
-    """name -> what it is ("program", "Python module"), for what the output says is missing
+    """name -> what it is (PROGRAM, MODULE, ENV_MODULE), for what the output says is missing
     and the command line itself runs or imports."""
     out: dict[str, str] = {}
     runs = _programs(command)
     for m in _PROGRAM_MISSING.finditer(output):
         name = next(g for g in m.groups() if g)
         if name in runs:
-            out[name] = "program"
+            out[name] = PROGRAM
     # A module missing in a container or on another host is not missing here.
     imported = _imports(command) if not runs & _ELSEWHERE else set()
     for m in _MODULE_MISSING.finditer(output):
-        if m.group(1) in imported:
-            out[m.group(1)] = "Python module"
+        name = m.group(1)
+        if name in imported:
+            in_env = _PROJECT_ENV.search(command) is not None
+            out[name] = ENV_MODULE if in_env else MODULE
     return out
 
 
@@ -178,10 +188,12 @@ def _programs(command: str) -> set[str]:
 def _note(name: str, what: str, run: _Run) -> Candidate:
     shown = clip(render_command(_step(run.command, name, what)), MAX_SHOWN_CHARS)
     ran = f"`{shown}` ({run.purpose})" if run.purpose else f"`{shown}`"
-    if what == "program":
+    said = f"ModuleNotFoundError: No module named '{name}'"
+    if what == PROGRAM:
         content = f'Program `{name}` is not installed here (or not on PATH): {ran} gave "command not found"'
+    elif what == ENV_MODULE:
+        content = f"Python module `{name}` is not installed in the project's environment: {ran} gave {said}"
     else:
-        said = f"ModuleNotFoundError: No module named '{name}'"
         content = f"Python module `{name}` is not installed here: {ran} gave {said}"
     return Candidate(
         content=content,
@@ -196,6 +208,6 @@ def _note(name: str, what: str, run: _Run) -> Candidate:
 def _step(command: str, name: str, what: str) -> str:
     """The step of the command line that ran or imported `name`, without its redirections."""
     for step in split_steps(command):
-        if (name in _programs(step)) if what == "program" else (name in _imports(step)):
+        if (name in _programs(step)) if what == PROGRAM else (name in _imports(step)):
             return _KEYWORD.sub("", _REDIRECTION.sub("", step).strip())
     return command

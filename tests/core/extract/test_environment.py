@@ -76,6 +76,28 @@ def test_what_the_command_line_does_not_run_itself_is_not_the_machines(command: 
     assert notes((command, output)) == []
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        'poetry run python -c "import httpx"',
+        "uv run python -m httpx --help",
+        '.venv/bin/python -c "import httpx"',
+        'source .venv/bin/activate && python -c "import httpx"',
+    ],
+)
+def test_a_module_missing_under_the_projects_virtualenv_is_the_environments(command: str) -> None:
+    # The machine may well have it: the project's environment does not.
+    found = notes((command, "ModuleNotFoundError: No module named 'httpx'"))
+    assert len(found) == 1
+    assert found[0].startswith("Python module `httpx` is not installed in the project's environment: `")
+    # `poetry add httpx` (or `uv add`) settles it like any install.
+    settled = notes(
+        (command, "ModuleNotFoundError: No module named 'httpx'"),
+        ("poetry add httpx", "Installing httpx (0.28.1)"),
+    )
+    assert settled == []
+
+
 def test_a_later_run_that_finds_the_program_settles_it() -> None:
     # b4's shape: cargo and rustc missing, Rust installed from Homebrew, cargo run by full path.
     missing = (
