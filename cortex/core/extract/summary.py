@@ -282,7 +282,9 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
     pending: MemoryType | None = None
     heading = ""
     listed = False  # bullets followed a heading ending in a colon: it introduced them
-    for line in lines:
+    fields = _field_lines(lines)
+    detail = ""  # the first untyped field of the titled item ("Location: `logs/`")
+    for index, line in enumerate(lines):
         if line == CLIP_MARK:  # the tail of a clipped result: the heading over it is gone
             heading, pending, listed = "", None, False
             continue
@@ -299,17 +301,23 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
             # "Next steps:" opens a section of its own; "Problem:" is the heading's problem.
             heading = "" if pending is MemoryType.PROGRESS else heading
             continue
+        # A short numbered title over a list ("### 2. **opentelemetry**" loses its `###` in
+        # cleaning): the items under it are about it, not about the report's title. A numbered
+        # step ("3. Press Enter.") or a labelled line ("4. Testing: before release") is not one.
+        titled = _NUMBERED.match(line) is not None and _is_title(plain)
         if kind is not None and match is not None:
             body = match.group(2).strip()
-        elif pending is not None:
+        elif pending is not None and not (titled and index + 1 in fields):
+            # Not the title of the next item, with its fields: the label's text was a code block cut away.
+            if plain.startswith("`#"):
+                continue  # a comment in the label's code ("# Remove log files from staging") says no fix
             kind, body = pending, plain
         else:
-            # A short numbered title over a list ("### 2. **opentelemetry**" loses its `###` in
-            # cleaning): the items under it are about it, not about the report's title. A numbered
-            # step ("3. Press Enter.") or a labelled line ("4. Testing: before release") is not one.
-            titled = _NUMBERED.match(line) and _is_title(plain)
+            if index in fields:  # "Location: `logs/`" beside "Issue:": a field of the item, not its title
+                detail = detail or plain
+                continue
             if titled or (_is_heading(line) and not _ends_sentence(plain)):
-                heading, listed = plain, False
+                heading, listed, pending, detail = plain, False, None, ""
             continue
         pending = None
         if kind is not MemoryType.PROGRESS and PENDING_WORK.search(heading):
@@ -318,9 +326,32 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
         if word_count(body) < MIN_ITEM_WORDS or (kind in _SETTLED_ONLY and is_guess(body)):
             continue
         subject = heading.rstrip(":：")
+        subject = f"{subject} ({detail})" if subject and detail and index in fields else subject
         said = subject and subject.casefold() not in body.casefold()
         items.append((kind, (f"{subject}: {body}" if said else body)[:MAX_ITEM_CHARS]))
     return items
+
+
+def _field_lines(lines: Sequence[str]) -> set[int]:
+    """The lines of each run of "Label: value" lines ("Location: ...", "Issue: ...", "Impact:
+    ...") right under a numbered title ("2. Missing Executable Permissions on Scripts"): the
+    fields of that item. Not under the last item of a list of bare titles ("2. API workarounds",
+    "3. Enhanced error messages", then "Branch: ..."): that run stands on its own."""
+    labelled = [_LABEL.match(LIST_ITEM.sub("", line).strip()) is not None for line in lines]
+    titles = [
+        _NUMBERED.match(line) is not None and _is_title(LIST_ITEM.sub("", line).strip()) for line in lines
+    ]
+    out: set[int] = set()
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and labelled[end]:
+            end += 1
+        owned = start >= 1 and titles[start - 1] and not (start >= 2 and titles[start - 2])
+        if end - start >= 2 and owned:
+            out.update(range(start, end))
+        start = max(end, start + 1)
+    return out
 
 
 def _is_title(text: str) -> bool:

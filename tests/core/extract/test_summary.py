@@ -236,14 +236,62 @@ def test_a_numbered_title_is_the_subject_of_the_notes_under_it() -> None:
         "### 5. **opentelemetry_phoenix**\n- **Latest Version:** 2.0.1\n"
         "- **Note:** Recently hit 2.0, indicating API stability"
     )
+    # The item's first field that types nothing says which version it is about.
     assert [text for _, text in labelled_items(report)] == [
-        "opentelemetry_api: Patch updates will be included automatically",
-        "opentelemetry_phoenix: Recently hit 2.0, indicating API stability",
+        "opentelemetry_api (Latest Version: 1.5.0): Patch updates will be included automatically",
+        "opentelemetry_phoenix (Latest Version: 2.0.1): Recently hit 2.0, indicating API stability",
     ]
     # A numbered step or a labelled numbered line is no title: the heading stays the subject.
     for line in ("3. Press Enter to skip the key prompt.", "4. Documentation: validate with developers"):
         items = labelled_items(["Setup on macOS", line, "Note: the first answer takes about 55 seconds cold"])
         assert [text for _, text in items] == ["Setup on macOS: the first answer takes about 55 seconds cold"]
+
+
+def test_a_review_items_fields_are_not_its_title() -> None:
+    # Real shape (a code-review subagent, 1.0.70): each numbered title over "Location:",
+    # "Issue:", "Impact:" and "Fix:" lines. "Location:" took the title's place as the subject,
+    # and a "Fix:" whose code block was cut took the next item's title, then a shell comment.
+    report = clean_report(
+        "## Major Issues (3)\n\n"
+        "### 1. **Log Files Should Not Be Committed**\n"
+        "**Location**: `logs/` directory modifications\n"
+        "**Issue**: Log files (`post_tool_use.json`, `stop.json`) contain runtime data, not for the PR\n"
+        "**Impact**: Repository bloat, potential sensitive data exposure\n"
+        "**Fix**:\n```bash\n# Remove log files from staging\ngit reset HEAD logs/\n```\n\n"
+        "### 2. **Missing Executable Permissions on Scripts**\n"
+        "**Location**: All new scripts in `/scripts/`\n"
+        "**Issue**: Scripts are created without executable permissions, requiring manual chmod\n"
+        "**Fix**:\n```bash\nchmod +x scripts/a.sh\nchmod +x scripts/b.sh\nchmod +x scripts/c.sh\n"
+        "chmod +x scripts/d.sh\nchmod +x scripts/e.sh\ngit add scripts/*.sh\n```\n\n"
+        "### 3. **Hardcoded Repository References**\n"
+        "**Location**: `docs/developer-onboarding.md` lines 34, 164\n"
+        "**Issue**: References to `kesslerio/attio-mcp-server` should use a variable\n"
+    )
+    assert [text for _, text in labelled_items(report)] == [
+        "Log Files Should Not Be Committed (Location: `logs/` directory modifications): Log files "
+        "(`post_tool_use.json`, `stop.json`) contain runtime data, not for the PR",
+        "Missing Executable Permissions on Scripts (Location: All new scripts in `/scripts/`): Scripts "
+        "are created without executable permissions, requiring manual chmod",
+        "Hardcoded Repository References (Location: `docs/developer-onboarding.md` lines 34, 164): "
+        "References to `kesslerio/attio-mcp-server` should use a variable",
+    ]
+
+
+def test_labelled_lines_after_a_list_of_bare_titles_stand_on_their_own() -> None:
+    # Real shape (a progress update, 1.0.70): "3. Enhanced error messages" ends a list of bare
+    # items; the "Branch:" and "Status:" lines after it are not that item's fields.
+    report = clean_report(
+        "Key Achievement\n1. Relative date support\n2. API limitation workarounds\n"
+        "3. Enhanced error messages\n"
+        "**Branch**: `feature/phase2-universal-tools`\n"
+        "**Status**: Ready to complete the final 40% for the v0.2.1 release"
+    )
+    assert [text for _, text in labelled_items(report)] == [
+        "Branch: `feature/phase2-universal-tools`: Ready to complete the final 40% for the v0.2.1 release"
+    ]
+    # A label alone still takes the numbered line after it as its text.
+    items = labelled_items(clean_report("Next steps:\n1. Monitor the auth library for a Next.js 15 fix\n"))
+    assert items == [(MemoryType.PROGRESS, "Monitor the auth library for a Next.js 15 fix")]
 
 
 def test_a_table_stays_with_the_text_that_introduces_it() -> None:
