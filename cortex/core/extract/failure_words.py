@@ -43,6 +43,12 @@ _CAUSE = re.compile(
     r"(?:is|are|was|were)(?:n't| not) (?:installed|supported|available))\b|" + _CONSEQUENCE,
     re.IGNORECASE,
 )
+# The narration around a why: "I need to fix the test ..." says "fix the test ...", and "The
+# issue is that the hash needs SRI format" says "the hash needs SRI format".
+_NEED_TO = re.compile(r"^(?:(?:now|so|first|then),?\s+)?(?:i|we)\s+(?:need|have)\s+to\s+", re.IGNORECASE)
+_ISSUE_IS = re.compile(
+    r"^the (?:issue|problem|error|failure|bug)(?: here)? (?:is|was) that\s+", re.IGNORECASE
+)
 # "Let's escape the URL properly:" -> what the assistant changes; looking is not changing.
 _CHANGE = re.compile(
     r"^(?:(?:now|ok(?:ay)?|so|first),?\s+)?(?:let me|let's|i'll|i will|we need to|we should)\s+(?P<what>.+)$",
@@ -112,7 +118,9 @@ def _labelled(sentence: str) -> str:
 
 def _labelled_as_is(sentence: str) -> str:
     fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
-    return f"{'fix' if fix else 'cause'}: {clip(sentence, 300)}"
+    said = (_NEED_TO if fix else _ISSUE_IS).sub("", sentence, count=1)
+    said = said if len(said.split()) >= MIN_CHANGE_WORDS else sentence
+    return f"{'fix' if fix else 'cause'}: {clip(said, 300)}"
 
 
 def states_fix(why: str) -> bool:

@@ -303,7 +303,7 @@ def test_a_background_command_fails_where_bash_output_reports_it() -> None:
     (gotcha,) = [c for c in run(*messages) if c.type is MemoryType.GOTCHA]
     assert gotcha.content.startswith("`make run-uvicorn` failed (A module that was compiled using NumPy 1.x")
     assert gotcha.content.endswith(
-        'We need to downgrade NumPy to version 1.x to fix this (ran `pip install "numpy<2" --upgrade`)'
+        'fix: downgrade NumPy to version 1.x to fix this (ran `pip install "numpy<2" --upgrade`)'
     )
     # A launch alone is no success: the same failure is not taken as fixed by it.
     assert not any("Command failing" in c.content for c in run(*messages))
@@ -380,13 +380,16 @@ def test_a_why_is_labelled_as_the_cause_or_the_fix_it_states() -> None:
     check = "nix flake check --cores 4"
     failing = bash(check, "error: invalid SRI hash 'abc'", error=True, tid="1")
     said = {
-        "The issue is that the hash format needs to be SRI format.": "cause: The issue is that the "
-        "hash format needs to be SRI format; fixed",
+        # The narration around the why goes: "The issue is that", "I need to".
+        "The issue is that the hash format needs to be SRI format.": "cause: the hash format needs "
+        "to be SRI format; fixed",
         "I see the problem - the build reads a base32 hash.": "cause: the build reads a base32 hash; fixed",
         "The workflow names are showing as file paths instead of the proper names.": "cause: The "
         "workflow names are showing as file paths instead of the proper names; fixed",
-        "I need to fix the test to not use impure paths.": "fix: I need to fix the test to not use "
-        "impure paths.",
+        "I need to fix the test to not use impure paths.": "fix: fix the test to not use impure paths.",
+        "First we need to pin numpy below 2 for the scanner.": "fix: pin numpy below 2 for the scanner.",
+        # Too little left without it: the sentence stays whole.
+        "The problem here was that it broke.": "cause: The problem here was that it broke; fixed",
         "The config needs to have at least an empty list for output_scanners.": "fix: The config "
         "needs to have at least an empty list for output_scanners.",
     }
@@ -754,7 +757,7 @@ def test_each_distinct_error_of_one_command_is_its_own_gotcha() -> None:
     gotchas = [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA]
     assert len(gotchas) == 2  # the repeated error once
     assert "expecting ';'" in gotchas[0] and "pure evaluation mode" in gotchas[1]
-    assert gotchas[1].endswith("fix: I need to fix the test to not use impure paths.")
+    assert gotchas[1].endswith("fix: fix the test to not use impure paths.")  # "I need to" is narration
 
 
 def test_errors_of_one_command_that_one_fix_explains_are_one_gotcha() -> None:
