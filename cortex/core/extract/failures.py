@@ -32,7 +32,7 @@ from cortex.core.extract.commands import (
     without_inline_env,
 )
 from cortex.core.extract.failure_words import change_said, explanation, states_fix
-from cortex.core.extract.runs import command_runs
+from cortex.core.extract.runs import command_runs, timed_out
 from cortex.core.extract.symptoms import error_digest
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
@@ -46,7 +46,6 @@ _SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun"))  # `<runner> [run] <
 EVIDENCE_CONFIDENCE = 0.6
 EVIDENCE_PRIORITY = 5
 
-_TIMED_OUT = re.compile(r"(?:Error: )?Command timed out", re.IGNORECASE)
 _ARGUMENT = re.compile(r"^-|[/=.:@#]")
 # A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
 # blocked by hook:\n- [cmd]: ...".
@@ -125,15 +124,15 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             ran = _fix_commands(calls[index + 1 :], wider[-1], shown, not said) if wider else []
             # Without a why, what the assistant set out to change, when a command then changed it
             # (a run that timed out has no outcome: nothing was there to change).
-            timed_out = _TIMED_OUT.match(result.content.strip()) is not None
-            change = "" if said or not ran or timed_out else change_said(window)
+            stopped = timed_out(result.content) is not None
+            change = "" if said or not ran or stopped else change_said(window)
             if said or change:
                 reported.add((shown, error))
                 tail = _tail(said, change, ran, False)
                 # Not seen fixed yet: a later success of the same command replaces it.
                 same.add(found, shown, error, tail, replace(_evidence(), tags=_state(shown)), message)
                 continue
-        if fixed is None and is_build_command(shown):
+        if fixed is None and is_build_command(shown) and timed_out(result.content) is None:  # no outcome
             content = f"Command failing: `{shown}` ({error})"
             failing[shown] = (_candidate(content, MemoryType.CONTEXT, 0.5, 3, _state(shown)), message)
     explained = {shown for shown, _ in reported}

@@ -30,6 +30,12 @@ _EXIT = re.compile(r"<exit_code>(-?\d+)</exit_code>")
 _STREAM = re.compile(r"<(stderr|stdout|output)>\n?(.*?)\n?</\1>", re.DOTALL)
 _REPORTERS = {"BashOutput": ("bash_id", "shell_id"), "TaskOutput": ("task_id",)}
 _FINAL = frozenset({"failed", "completed", "killed"})
+# The Bash tool stopped the call at its time limit (2.x puts "Exit code 143" before it).
+_TIMED_OUT = re.compile(
+    r"^(?:Exit code \d+\s+)?(?:Error: )?Command timed out(?: after (\d+m(?: [\d.]+s)?|[\d.]+s))?", re.I
+)
+# A `timeout N` wrapper around the command itself (`timeout 600 nix build ...`).
+_TIMEOUT_WRAPPER = re.compile(r"^timeout\s+(?:-\S+\s+(?:[A-Z0-9]+[smhd]?\s+(?=\d))?)*\d+(?:\.\d+)?[smhd]?\s+")
 # Words of a description that only say a command is run ("Run cargo build").
 _RUN_WORDS = frozenset({"run", "runs", "running", "execute", "the", "a", "an", "command"})
 _PURPOSE_WORD = re.compile(r"[\w.+-]+")
@@ -81,6 +87,18 @@ def purpose(use: ToolUse) -> str:
     if words <= _stems(command):
         return ""
     return clip(said, MAX_PURPOSE_CHARS)
+
+
+def timed_out(output: str) -> str | None:
+    """The limit at which the Bash tool stopped a call ("2m 0.0s"; "" when it does not say), or
+    None for a call that ended by itself: a run stopped there has no outcome."""
+    m = _TIMED_OUT.match(output.strip())
+    return None if m is None else m.group(1) or ""
+
+
+def without_timeout(shown: str) -> str:
+    """A command without its `timeout N` wrapper: the command it runs."""
+    return _TIMEOUT_WRAPPER.sub("", shown)
 
 
 def _stems(text: str) -> set[str]:

@@ -21,7 +21,7 @@ from cortex.core.extract.commands import (
 )
 from cortex.core.extract.failures import command_family, extract_failures
 from cortex.core.extract.merges import merge_note
-from cortex.core.extract.runs import command_runs
+from cortex.core.extract.runs import command_runs, timed_out, without_timeout
 from cortex.core.extract.service_errors import extract_service_errors
 from cortex.core.extract.signals import commit_body
 from cortex.core.extract.symptoms import error_digest as error_digest  # where callers look for it
@@ -91,6 +91,7 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
         found.extend(_edits(turn, project_root))
         found.extend(_tests(turn, project_root))
         found.extend(_checks(turn, project_root))
+        found.extend(_unfinished(turn, project_root))
         found.extend(_commits(turn, project_root))
         found.extend(_merges(turn))
         found.extend(extract_service_errors(turn.messages))
@@ -184,6 +185,9 @@ def _tests(turn: _Turn, project_root: str | None) -> Found:
     at = {use.id: i for i, (use, _) in enumerate(calls)}
     outcomes: dict[str, tuple[bool, str, Message, int | None]] = {}
     for command, result, message in _runs(turn, project_root):
+        if timed_out(result.content) is not None:  # the last run did not finish: no earlier verdict stands
+            outcomes.pop(render_command(command), None)
+            continue
         outcome = parse_test_outcome(
             command, result.content, is_error=result.is_error, exit_code=result.exit_code
         )
@@ -231,6 +235,27 @@ def _checks(turn: _Turn, project_root: str | None) -> Found:
         if not failed:
             tags = _state("command", shown)
             found.append((_candidate(f"`{shown}` succeeds", MemoryType.PROGRESS, (), 0.55, 3, tags), message))
+    return found
+
+
+def _unfinished(turn: _Turn, project_root: str | None) -> Found:
+    """A test run or check whose last run in the turn the Bash tool stopped at its time limit
+    ("Command timed out after 2m 0.0s"): its result is not known. That is the command's current
+    state until a later run of the same command line has an outcome: the next session should
+    neither take an older verdict for it nor expect it to finish within the limit."""
+    last: dict[str, tuple[str | None, str, Message]] = {}  # command -> (limit, state kind, message)
+    for command, result, message in _runs(turn, project_root):
+        shown = without_timeout(render_command(command))
+        kind = "test" if is_test_run(shown) else "command" if is_check_command(shown) else None
+        if kind is not None:
+            last[shown] = (timed_out(result.content), kind, message)
+    found: Found = []
+    for shown, (limit, kind, message) in last.items():
+        if limit is not None:
+            stopped = f"after {limit}" if limit else "at its time limit"
+            content = f"`{shown}` did not finish: the Bash tool stopped it {stopped}; its result is not known"
+            note = _candidate(content, MemoryType.PROGRESS, (), 0.55, 4, (_run_state(kind, shown),))
+            found.append((note, message))
     return found
 
 
@@ -322,5 +347,15 @@ def _candidate(
 
 
 def _state(kind: str, shown: str) -> tuple[str, ...]:
-    """The tags that make a note the current state of this command's family (`test` or `command`)."""
-    return (state_tag(f"{kind}:{command_family(shown)}"),)
+    """The tags that make a verdict the current state of this command's family (`test` or
+    `command`) and of the command line itself (`_run_state`): a later run of the line that did
+    not finish replaces it, and it replaces the note that an earlier one did not."""
+    family = state_tag(f"{kind}:{command_family(shown)}")
+    line = _run_state(kind, shown)
+    return (family,) if line == family else (family, line)
+
+
+def _run_state(kind: str, shown: str) -> str:
+    """The state key of one command line, without its `timeout N` wrapper: `nix build .#simple`
+    passing says nothing of `nix build .#module`, which did not finish."""
+    return state_tag(f"{kind}:{without_timeout(shown)}")
