@@ -56,6 +56,16 @@ _BUILD_FAILED = re.compile(
     r"|^make(?:\[\d+\])?: \*\*\* .*Error \d+|^npm ERR! |ERROR collecting",
     _M | re.IGNORECASE,
 )
+# What a builder prints last once it built, seen through a pipe that hid its status (`| tail -3`):
+# cargo's "Finished `release` profile [optimized] target(s) in 4.69s" (older: "Finished release
+# [optimized] target(s) in"), vite's "built in 1.2s", Gradle's "BUILD SUCCESSFUL", Maven's "BUILD
+# SUCCESS", dotnet's "Build succeeded.", xcodebuild's "** BUILD SUCCEEDED **". Not Next.js's
+# "Compiled successfully": its type check and page generation come after it.
+_BUILD_PASSED = re.compile(
+    r"^\s*Finished\b.*\btarget\(s\) in\b|^\W*built in \d|^BUILD SUCCESS(?:FUL)?\b|^\s*Build succeeded\."
+    r"|\*\* BUILD SUCCEEDED \*\*",
+    _M,
+)
 # Output that shows the command never reached a test: `cd` failed, no runner, no script.
 _NOT_STARTED = re.compile(
     r"\bcd:(?:\d+:)? .*(?:no such file or directory|not a directory|can't cd)"
@@ -192,8 +202,8 @@ def parse_command_outcome(command: str, output: str, *, is_error: bool, exit_cod
     build = _build_failure(text) if status != 0 else None  # a clean own exit status wins
     if build:
         return RunOutcome(Verdict.FAILED, build)
-    if status is None:
-        return RunOutcome(Verdict.UNKNOWN)
+    if status is None:  # a pipe hid it: only the builder's own words say it built
+        return RunOutcome(Verdict.PASSED if _BUILD_PASSED.search(text) else Verdict.UNKNOWN)
     return RunOutcome(Verdict.FAILED, parse_error_line(text)) if status else RunOutcome(Verdict.PASSED)
 
 

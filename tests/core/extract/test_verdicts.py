@@ -306,7 +306,13 @@ def test_not_started_has_the_reason() -> None:
     [
         ("cargo build 2>&1 | tail -3", "error: could not compile `demo` (4 previous errors)", False, FAIL),
         ("npm run build 2>&1 | tail -5", "Failed to compile.\n./app/page.tsx", False, FAIL),
+        # Next.js's "Compiled successfully" comes before its type check: a hidden status stays unknown.
         ("npm run build 2>&1 | tail -5", "Compiled successfully in 4.2s", False, UNKNOWN),
+        # A builder's last words say it built, whatever the pipe did to the status.
+        ("cargo build -r 2>&1 | tail -3", "   Finished `release` profile [optimized] target(s) in 4.69s",
+         False, PASS),
+        ("./gradlew build | tail -2", "BUILD SUCCESSFUL in 12s\n7 actionable tasks: 7 executed", False, PASS),
+        ("cargo build 2>&1 | head -5", "   Compiling demo v0.1.0 (/src/demo)", False, UNKNOWN),
         ("npm run build", "Compiled successfully in 4.2s", False, PASS),
         ("npm run build", "Exit code 1\nsomething broke in the bundler", True, FAIL),
         ("cd web && npm run build", "Exit code 1\nbash: line 1: cd: web: No such file or directory", True,
