@@ -55,7 +55,8 @@ _WARNING = re.compile(
 )
 # A compiler's notes and hints on a diagnostic (rustc's `= note: ...`, gcc's `note: ...`): they
 # annotate an error or a warning and name neither.
-_ANNOTATION = re.compile(r"^=?\s*(?:note|help)\b\s*:", re.IGNORECASE)
+# A quoted source line under it (rustc's `212 |     error_count += 1`) is the code, not the error.
+_ANNOTATION = re.compile(r"^=?\s*(?:note|help)\b\s*:|^\d+\s*\|", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal colours in a command's output
 
 
@@ -106,12 +107,13 @@ def with_symptom(
 
 
 def error_digest(output: str) -> str:
-    """The first lines of a failure's output that name the error (up to three, bounded), else
-    its first line; `Exit code N` preambles and bare `error:` lines say nothing."""
+    """The first distinct lines of a failure's output that name the error (up to three,
+    bounded), else its first line; `Exit code N` preambles and bare `error:` lines say nothing."""
     lines = [" ".join(ln.split()) for ln in _ANSI.sub("", output).splitlines()]
     lines = [ln for ln in lines if ln and not _NO_NEWS.fullmatch(ln)]
     named = [ln for ln in lines if _ERROR_WORDS.search(ln)]
     # A compiler's warnings come before its errors: the errors name the failure.
     named = [ln for ln in named if not _WARNING.match(ln) and not _ANNOTATION.match(ln)] or named
-    chosen = (named or lines[:1])[:MAX_ERROR_LINES]
+    # Each error once: one error hit at three call sites is one error, and room for the next.
+    chosen = list(dict.fromkeys(named or lines[:1]))[:MAX_ERROR_LINES]
     return clip(" / ".join(chosen), MAX_ERROR_CHARS)

@@ -638,6 +638,22 @@ def test_relative_path() -> None:
     assert relative_path("/x/b.py", None) == "/x/b.py"
 
 
+def test_the_digest_names_each_error_once_and_not_the_quoted_code() -> None:
+    from cortex.core.extract.structural import error_digest
+
+    output = (
+        "error[E0605]: non-primitive cast: `[u8; 1]` as `f32`\n"
+        "212 |     error_count += 1\n"
+        "error[E0605]: non-primitive cast: `[u8; 1]` as `f32`\n"
+        "error: could not compile `app` (lib) due to 2 previous errors"
+    )
+    assert error_digest(output) == (
+        "error[E0605]: non-primitive cast: `[u8; 1]` as `f32` / "
+        "error: could not compile `app` (lib) due to 2 "
+        "previous errors"
+    )
+
+
 def test_a_failures_error_digest_keeps_the_lines_that_name_the_error() -> None:
     from cortex.core.extract.structural import error_digest
 
