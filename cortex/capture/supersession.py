@@ -31,7 +31,7 @@ from cortex.core.extract.manifest_merge import (
 from cortex.core.extract.manifests import DROPS_PREFIX, MANIFEST_TAG
 from cortex.core.extract.pipeline import Reply
 from cortex.core.extract.signals import PLAN_TAG, TODO_TAG
-from cortex.core.extract.structural import EDITS_TAG
+from cortex.core.extract.structural import EDITS_TAG, PASSED_TAG
 from cortex.core.extract.summary import FINDING_TAG, OPEN_TAG, REPORT_TAG
 from cortex.core.model import Memory, MemoryType, Status
 from cortex.core.text import content_hash
@@ -71,6 +71,45 @@ def supersede_states(
         if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
             continue
         retire(cx, store, old, superseded_by(newest, old), now)
+    _fixed_later(cx, store, latest, said_at, now)
+
+
+FIXED_LATER = "; fixed later"
+FIXED_LATER_PRIORITY = 4  # a report's prose; a failure with its fix seen is 5
+
+
+def _fixed_later(
+    cx: Cortex, store: MemoryStore, latest: Sequence[Memory], said_at: datetime | None, now: datetime
+) -> None:
+    """A failure's gotcha not seen fixed in its turn ("`cargo check` failed (...); cause: ...")
+    holds its command's state; once a later turn's run of that command passes, it was fixed.
+    The gotcha stays (its error and cause are the knowledge), says so, and is no longer state:
+    read as a current failure, it would contradict the passing run."""
+    passed = newest_states([m for m in latest if m.status is Status.ACTIVE and PASSED_TAG in m.tags])
+    if not passed:
+        return
+    for old in store.tag_prefix(STATE_PREFIX, [MemoryType.GOTCHA.value]):
+        branch = branch_key(old.source.branch)
+        if old.status is not Status.ACTIVE or not any((branch, k) in passed for k in state_keys(old.tags)):
+            continue
+        if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
+            continue  # said after the passing run (a transcript read again from the start)
+        content = f"{old.content.rstrip().rstrip('.')}{FIXED_LATER}"
+        digest = content_hash(content)
+        same = store.by_hash(digest)
+        if same is not None and same.id != old.id and same.status in (Status.ACTIVE, Status.ARCHIVED):
+            retire(cx, store, old, same.id, now)  # the same gotcha, already said fixed: one note
+            continue
+        tags = tuple(t for t in old.tags if not t.startswith(STATE_PREFIX))
+        # Resolved without the session saying how: below a failure and its fix in the briefing.
+        priority = min(old.priority, FIXED_LATER_PRIORITY)
+        store.update_memory(
+            old,
+            replace(old, content=content, content_hash=digest, tags=tags, priority=priority, updated=now),
+            cx.actor,
+            now,
+            "fixed",
+        )
 
 
 def close_open_states(cx: Cortex, store: MemoryStore, session_id: str | None, reply_at: int) -> None:

@@ -39,6 +39,7 @@ GATED = {
     ("capture/manual.py", "forget"): "status change of a stored memory",
     ("capture/supersession.py", "retire"): "status change of a stored memory",
     ("capture/supersession.py", "_merge_manifest_notes"): "text joined from stored (gated) notes' parts",
+    ("capture/supersession.py", "_fixed_later"): "a stored (gated) gotcha's text and a fixed suffix",
     ("admin/portability.py", "_import_memories"): "every imported memory via sanitise_memory",
     ("admin/portability.py", "import_section"): "journal payloads via redact_value",
     ("recall/search.py", "_apply_access"): "restore of a stored memory (status and dates)",

@@ -25,6 +25,7 @@ from cortex.core.extract.commands import (
     is_cortex_command,
     is_git_commit,
     is_same_command,
+    is_test_command,
     marked_cut,
     only_discards,
     render_command,
@@ -34,7 +35,7 @@ from cortex.core.extract.commands import (
 from cortex.core.extract.failure_words import change_said, explanation, states_fix
 from cortex.core.extract.runs import command_runs, timed_out
 from cortex.core.extract.symptoms import error_digest
-from cortex.core.extract.transcript import Message, Role, ToolUse
+from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
 from cortex.core.extract.verdicts import Verdict, is_test_run, parse_command_outcome
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
@@ -46,7 +47,7 @@ _SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun"))  # `<runner> [run] <
 EVIDENCE_CONFIDENCE = 0.6
 EVIDENCE_PRIORITY = 5
 
-_ARGUMENT = re.compile(r"^-|[/=.:@#]")
+_ARGUMENT = re.compile(r"^-|[/=.:@#<>|&]")  # an option, a target, or a redirection (`2>&1`)
 # A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
 # blocked by hook:\n- [cmd]: ...".
 _HOOK = re.compile(r"\b\w+:\w+ hook error\b|\b\w+ operation blocked by (?:a )?hook\b", re.IGNORECASE)
@@ -64,7 +65,12 @@ def command_family(shown: str) -> str:
     """What a command runs, without its options and targets (`nix flake check --cores 4` ->
     `nix flake check`, `pytest tests/a.py -q` -> `pytest`): runs of one family share a state.
     A package script is its own family whatever its name (`npm run test:e2e`, `yarn build:prod`):
-    `npm run lint` passing says nothing of `npm run build`."""
+    `npm run lint` passing says nothing of `npm run build`. A line of several steps is the
+    family of its last test, check or build step (`touch app.db && cargo build` is `cargo build`),
+    else of its first (`git add -A && git commit` is `git add`)."""
+    steps = [step.strip() for step in split_steps(shown) if step.strip()]
+    main = [s for s in steps if is_test_command(s) or is_check_command(s) or is_build_command(s)]
+    shown = main[-1] if len(steps) > 1 and main else shown
     words = without_inline_env(shown).split()
     if len(words) >= 2 and words[0] in _SCRIPT_RUNNERS:
         if words[1] == "run" and len(words) > 2 and not words[2].startswith("-"):
@@ -92,7 +98,9 @@ def extract_failures(messages: Sequence[Message]) -> Found:
         command = _command(use)
         result = use.result
         # Refused or stopped by the user: nothing says whether the command works.
-        if command is None or not use.failed or result is None or result.rejected or result.interrupted:
+        if command is None or result is None or result.rejected or result.interrupted:
+            continue
+        if not use.failed and not _hidden_failure(command, result):
             continue
         shown = render_command(command)
         error = error_digest(result.content)
@@ -229,6 +237,15 @@ def _command(use: ToolUse) -> str | None:
     if not isinstance(command, str) or not command.strip() or is_cortex_command(command):
         return None
     return command
+
+
+def _hidden_failure(command: str, result: ToolResult) -> bool:
+    """A run whose own status a pipe hid (`cargo build 2>&1 | tail -5`) while its output shows
+    it failed ("error: could not compile `app`"): a failure like any other."""
+    verdict = parse_command_outcome(
+        command, result.content, is_error=result.is_error, exit_code=result.exit_code
+    )
+    return verdict.verdict is Verdict.FAILED
 
 
 def _later_success(calls: Sequence[tuple[ToolUse, Message]], shown: str) -> tuple[Message, str] | None:

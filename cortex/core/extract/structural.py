@@ -47,6 +47,7 @@ _COMMIT_KINDS = {
     "progress": (MemoryType.PROGRESS, 4),
 }
 EDITS_TAG = "edits"  # a turn's edited files: the briefing shows only the latest few
+PASSED_TAG = "passed"  # a test run or check that passed: a failure of its command not seen fixed was
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 
@@ -205,7 +206,7 @@ def _tests(turn: _Turn, project_root: str | None) -> Found:
         verdict = "Tests failing" if failed else "Tests passed"
         detail = f" ({clip(summary, MAX_DETAIL_CHARS)})" if summary else ""
         content = f"{verdict}: `{shown}`{detail}"
-        tags = _state("test", shown)
+        tags = _state("test", shown) if failed else (*_state("test", shown), PASSED_TAG)
         found.append((_candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3, tags), message))
     return found
 
@@ -233,7 +234,7 @@ def _checks(turn: _Turn, project_root: str | None) -> Found:
     found: Found = []
     for shown, (failed, message) in last.items():
         if not failed:
-            tags = _state("command", shown)
+            tags = (*_state("command", shown), PASSED_TAG)
             found.append((_candidate(f"`{shown}` succeeds", MemoryType.PROGRESS, (), 0.55, 3, tags), message))
     return found
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cortex.core.extract.structural import extract_structural, relative_path
+from cortex.core.extract.structural import PASSED_TAG, extract_structural, relative_path
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
 from cortex.core.model import Candidate, Layer, MemoryType
 from tests.support.transcript_builders import assistant, bash, tool, user
@@ -705,7 +705,7 @@ def test_a_passing_check_is_the_current_state_of_that_command() -> None:
     ok = bash("pnpm build", "Compiled successfully", tid="1")
     (note,) = [c for c in run(*turn("build it", ok)) if c.content.startswith("`")]
     assert note.content == "`pnpm build` succeeds"
-    assert note.tags == (state_tag("command:pnpm build"),)
+    assert note.tags == (state_tag("command:pnpm build"), PASSED_TAG)
     # A pipe through tail hides the exit status: no evidence, no success note.
     hidden = bash("pnpm build 2>&1 | tail -5", "done", tid="2")
     assert not [c for c in run(*turn("build it", hidden)) if "succeeds" in c.content]
@@ -730,7 +730,7 @@ def test_a_failing_build_and_a_test_verdict_are_keyed_states() -> None:
     verdict = bash("pytest -q", "3 passed in 0.1s", tid="2")
     (passed,) = run(*turn("run tests", verdict))
     # The family's state, and the command line's: a later run of the line that did not finish replaces it.
-    assert passed.tags == (state_tag("test:pytest"), state_tag("test:pytest -q"))
+    assert passed.tags == (state_tag("test:pytest"), state_tag("test:pytest -q"), PASSED_TAG)
 
 
 def test_command_families_drop_options_and_targets() -> None:
