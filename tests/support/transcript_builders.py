@@ -40,6 +40,12 @@ def bash(
     return ToolUse(tid, "Bash", {"command": command, **said}, result)
 
 
+def bash_output(tid: str, shell: str, status: str, exit_code: int, stderr: str) -> ToolUse:
+    """BashOutput reporting how the background command `shell` ended (Claude Code 1.0.x)."""
+    body = f"<status>{status}</status>\n\n<exit_code>{exit_code}</exit_code>\n\n<stderr>\n{stderr}\n</stderr>"
+    return ToolUse(tid, "BashOutput", {"bash_id": shell}, ToolResult(tid, body))
+
+
 def tool(name: str, tool_input: Mapping[str, object], *, error: bool = False, tid: str = "t") -> ToolUse:
     return ToolUse(tid, name, tool_input, ToolResult(tid, "", is_error=error))
 

@@ -9,12 +9,13 @@ import pytest
 from cortex.core.extract.environment import missing_tools
 from cortex.core.extract.pipeline import extract_candidates
 from cortex.core.extract.runs import purpose
-from cortex.core.extract.transcript import ToolResult, ToolUse, parse_chunk
+from cortex.core.extract.transcript import ToolUse, parse_chunk
 from tests.support.transcript_builders import (
     V1_0,
     V2_1,
     assistant,
     bash,
+    bash_output,
     bash_result_record,
     jsonl,
     prompt_record,
@@ -108,16 +109,7 @@ def test_a_background_run_keeps_the_description_of_its_launch() -> None:
         tid="1",
         description="Start the mail catcher",
     )
-    report = ToolUse(
-        "2",
-        "BashOutput",
-        {"bash_id": "bash_2"},
-        ToolResult(
-            "2",
-            "<status>failed</status>\n<exit_code>127</exit_code>\n"
-            "<stderr>\nzsh: command not found: mailpit\n</stderr>",
-        ),
-    )
+    report = bash_output("2", "bash_2", "failed", 127, "zsh: command not found: mailpit")
     turn = [user("start the mail catcher"), assistant(uses=(launch,)), assistant(uses=(report,))]
     ((note, _),) = missing_tools(turn)
     assert "`mailpit --smtp 127.0.0.1:1025` (Start the mail catcher) gave" in note.content

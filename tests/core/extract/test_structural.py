@@ -5,7 +5,7 @@ from __future__ import annotations
 from cortex.core.extract.structural import PASSED_TAG, extract_structural, relative_path
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
 from cortex.core.model import Candidate, Layer, MemoryType
-from tests.support.transcript_builders import assistant, bash, tool, user
+from tests.support.transcript_builders import assistant, bash, bash_output, tool, user
 
 ROOT = "/home/dev/proj"
 
@@ -279,17 +279,11 @@ def test_a_url_the_shell_refused_then_quoted_is_a_gotcha() -> None:
 def test_a_background_command_fails_where_bash_output_reports_it() -> None:
     # Real shape (Claude Code 1.0.72): the launch has no outcome; BashOutput reports the failure.
     launch = bash("make run-uvicorn", "Command running in background with ID: bash_2", tid="1")
-    report = ToolUse(
-        "2",
-        "BashOutput",
-        {"bash_id": "bash_2"},
-        ToolResult(
-            "2",
-            "<status>failed</status>\n\n<exit_code>2</exit_code>\n\n<stderr>\nA module that was compiled "
-            "using NumPy 1.x cannot be run in NumPy 2.0.2\nImportError: numpy.core.multiarray failed to "
-            "import\n</stderr>",
-        ),
+    stderr = (
+        "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.2\n"
+        "ImportError: numpy.core.multiarray failed to import"
     )
+    report = bash_output("2", "bash_2", "failed", 2, stderr)
     messages = [
         user("run the server"),
         assistant(uses=(launch,)),
@@ -734,7 +728,7 @@ def test_a_failing_build_and_a_test_verdict_are_keyed_states() -> None:
 
 
 def test_command_families_drop_options_and_targets() -> None:
-    from cortex.core.extract.structural import command_family
+    from cortex.core.extract.failures import command_family
 
     assert command_family("nix flake check --all-systems --cores 4") == "nix flake check"
     assert command_family("pytest tests/test_a.py -q") == "pytest"
