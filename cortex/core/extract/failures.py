@@ -137,7 +137,8 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             if said or change:
                 reported.add((shown, error))
                 tail = _tail(said, change, ran, False)
-                # Not seen fixed yet: a later success of the same command replaces it.
+                # Not seen fixed yet: its command's state, until a later turn's passing run of that
+                # command marks it fixed (capture/supersession.py).
                 same.add(found, shown, error, tail, replace(_evidence(), tags=_state(shown)), message)
                 continue
         if fixed is None and is_build_command(shown) and timed_out(result.content) is None:  # no outcome
