@@ -6,8 +6,9 @@ and its output), and the launch itself ("Command running in background") has non
 line the shell refused (zsh's `no matches found`, `command not found`) failed, whatever the exit
 status of the pipe after it.
 
-A Bash call also says what it is for (`description`: "Lint workflow files"): a note about its run
-says it too, in the words a later question is likely to use (`purpose`).
+A Bash call also says what it is for (`description`: "Lint workflow files"): the note that the
+machine lacks a program it ran says it too (`purpose`). A call the Bash tool stopped at its time
+limit has no outcome (`timed_out`).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ _COMMIT_KINDS = {
     "progress": (MemoryType.PROGRESS, 4),
 }
 EDITS_TAG = "edits"  # a turn's edited files: the briefing shows only the latest few
-PASSED_TAG = "passed"  # a test run or check that passed: a failure of its command not seen fixed was
+PASSED_TAG = "passed"  # a passing test run or check: a failure of its command not seen fixed was fixed
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 
