@@ -65,7 +65,10 @@ _ERROR_LINE = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _EXIT_LINE = re.compile(r"^(?:Error: )?Exit code -?\d+\s*$")
-_PIPE_TAIL = re.compile(r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|tee|grep|less|cat)\b[^|]*)+$")
+# A pattern's quoted `|` is no pipe: `| grep -E "error|Finished"` is one filter.
+_PIPE_TAIL = re.compile(
+    r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|tee|grep|less|cat)\b(?:\"[^\"]*\"|'[^']*'|[^|'\"])*)+$"
+)
 # Setup before the command: `cd x &&`, and variables set as statements (`TRASH=/tmp/t &&`, not
 # the `DATABASE_URL=x cargo build` environment of the command itself).
 _SETUP_PREFIX = re.compile(

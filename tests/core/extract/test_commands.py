@@ -57,6 +57,12 @@ def test_build_commit_and_own_commands() -> None:
 def test_render_command_drops_plumbing() -> None:
     assert render_command("cd /repo && mix test --seed 0 2>&1 | tail -30") == "mix test --seed 0"
     assert render_command("pytest -q\nsecond line") == "pytest -q"
+    # A filter's quoted `|` is part of its pattern, not a pipe (a real Rust session's filters).
+    assert render_command('cargo build --release 2>&1 | grep -E "error|Compiling|Finished" | head') == (
+        "cargo build --release"
+    )
+    assert render_command("make 2>&1 | grep -E 'warning|error'") == "make"
+    assert render_command("ps aux | grep medianator | grep -v grep") == "ps aux"
     assert render_command("x " * 200).endswith("…")
     # Setup statements go too; a command's own environment stays.
     trash = 'cd "/p/AI Projects/app" && TRASH=/tmp/scratch/trash && mkdir -p "$TRASH" && mv a "$TRASH/"'
