@@ -46,7 +46,14 @@ MAX_FAMILY_WORDS = 3
 _SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun"))  # `<runner> [run] <script>`
 EVIDENCE_CONFIDENCE = 0.6
 EVIDENCE_PRIORITY = 5
+CODE_ERROR_PRIORITY = 4
 
+# A compiler's diagnostic of the code itself: rustc's `error[E0605]` and "could not compile", tsc's
+# `error TS2304`, javac's and Go's undefined names, a syntax error.
+_CODE_ERROR = re.compile(
+    r"\berror\[E\d{4}\]|--explain E\d{4}|\bcould not compile\b|\berror TS\d+\b|\bcannot find symbol\b"
+    r"|: undefined: |\bSyntaxError\b"
+)
 _ARGUMENT = re.compile(r"^-|[/=.:@#<>|&]")  # an option, a target, or a redirection (`2>&1`)
 # A hook that refused a call: 2.x "PreToolUse:Bash hook error: [cmd]: ...", 1.x "Bash operation
 # blocked by hook:\n- [cmd]: ...".
@@ -121,7 +128,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
                 ran = [retried, *ran][:MAX_FIX_COMMANDS]
             if why or change or ran:
                 reported.add((shown, error))
-                same.add(found, shown, error, _tail(why, change, ran, True), _evidence(), fixed)
+                same.add(found, shown, error, _tail(why, change, ran, True), _evidence(error), fixed)
                 continue
         elif error and not is_test_run(shown):
             # Not retried as such: the fix was another command or an edit. The assistant's
@@ -139,7 +146,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
                 tail = _tail(said, change, ran, False)
                 # Not seen fixed yet: its command's state, until a later turn's passing run of that
                 # command marks it fixed (capture/supersession.py).
-                same.add(found, shown, error, tail, replace(_evidence(), tags=_state(shown)), message)
+                same.add(found, shown, error, tail, replace(_evidence(error), tags=_state(shown)), message)
                 continue
         if fixed is None and is_build_command(shown) and timed_out(result.content) is None:  # no outcome
             content = f"Command failing: `{shown}` ({error})"
@@ -310,13 +317,16 @@ def _ran(commands: Sequence[str], after_text: bool) -> str:
     return f" (ran {listed})" if after_text else f" {listed}"
 
 
-def _evidence() -> Candidate:
+def _evidence(error: str = "") -> Candidate:
     """A blank gotcha of this layer: a failure and what the assistant said and ran about it, or
     the harness refusing a call. It rests on what happened, so it ranks above a report's prose
     (0.6, 4) and its labelled lines; measured on 8 real sessions, 10 of the 14 such gotchas that
     reached a briefing answered a reader's key fact, against 19 of 44 report sections and 3 of 16
-    labelled lines."""
-    return _candidate("", MemoryType.GOTCHA, EVIDENCE_CONFIDENCE, EVIDENCE_PRIORITY)
+    labelled lines. A compiler's diagnostic of the code being written (`error[E0605]`, `error
+    TS2304`) ranks as prose: fixed by the next edit, it is seldom what a later session needs,
+    unlike a port in use, a missing file or a tool's refusal."""
+    priority = CODE_ERROR_PRIORITY if _CODE_ERROR.search(error) else EVIDENCE_PRIORITY
+    return _candidate("", MemoryType.GOTCHA, EVIDENCE_CONFIDENCE, priority)
 
 
 def _candidate(

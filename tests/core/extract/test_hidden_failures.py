@@ -96,3 +96,35 @@ def test_a_failure_not_seen_fixed_says_fixed_later_once_its_command_passes(proje
         assert "`cargo build` succeeds" in active
     finally:
         cx.close()
+
+
+def test_a_compilers_diagnostic_of_the_code_ranks_below_a_failure_of_the_environment() -> None:
+    def gotcha(command: str, output: str, why: str) -> tuple[str, int]:
+        messages = [
+            user("run it"),
+            assistant(uses=(bash(command, output, error=True, tid="1"),)),
+            assistant(why),
+            assistant(uses=(bash(command, "ok", tid="2"),)),
+        ]
+        (note,) = [
+            c for c, _ in extract_structural(messages, project_root=ROOT) if c.type is MemoryType.GOTCHA
+        ]
+        return note.content, note.priority
+
+    # Fixed by the next edit: seldom what a later session needs.
+    assert gotcha("cargo check", BROKEN, "The Database struct needs to implement Clone.")[1] == 4
+    assert (
+        gotcha(
+            "npx tsc --noEmit",
+            "src/a.ts(1,1): error TS2304: Cannot find name 'x'.",
+            "The types need to be regenerated.",
+        )[1]
+        == 4
+    )
+    # The machine or the project's setup: what the next session runs into again.
+    port = gotcha(
+        "./target/release/app",
+        "Error: Address already in use (os error 48)",
+        "Port 3000 is still in use by the old server.",
+    )
+    assert port[1] == 5 and "Address already in use" in port[0]
