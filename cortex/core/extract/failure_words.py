@@ -117,6 +117,11 @@ def _labelled(sentence: str) -> str:
 
 
 def _labelled_as_is(sentence: str) -> str:
+    # "Let's use the offline mode instead by ..." says what the assistant changes, not why it failed.
+    acts = _CHANGE.match(sentence.rstrip(":.!").strip())
+    change = _change(acts.group("what")) if acts and _CAUSE.search(sentence) is None else ""
+    if change:
+        return f"fix: {change}"
     fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
     said = (_NEED_TO if fix else _ISSUE_IS).sub("", sentence, count=1)
     said = said if len(said.split()) >= MIN_CHANGE_WORDS else sentence

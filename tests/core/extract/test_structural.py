@@ -381,7 +381,10 @@ def test_a_why_is_labelled_as_the_cause_or_the_fix_it_states() -> None:
         "The workflow names are showing as file paths instead of the proper names.": "cause: The "
         "workflow names are showing as file paths instead of the proper names; fixed",
         "I need to fix the test to not use impure paths.": "fix: fix the test to not use impure paths.",
-        "First we need to pin numpy below 2 for the scanner.": "fix: pin numpy below 2 for the scanner.",
+        "First we need to pin numpy below 2 for the scanner.": "fix: pin numpy below 2 for the scanner",
+        # What the assistant sets out to do instead is the fix, not the cause (a real Rust session).
+        "Let's use the offline mode instead by disabling compile-time checking:": "fix: use the offline "
+        "mode instead by disabling compile-time checking",
         # Too little left without it: the sentence stays whole.
         "The problem here was that it broke.": "cause: The problem here was that it broke; fixed",
         "The config needs to have at least an empty list for output_scanners.": "fix: The config "
