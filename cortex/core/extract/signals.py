@@ -123,7 +123,6 @@ _FEELS = re.compile(
     r"flaky|crash\w*|errors?|exceptions?|bug\w*|hangs?|hanging|times? out|[45]\d\d)\b",
     re.IGNORECASE,
 )
-_START = re.compile("")  # an opener of nothing: the statement starts the prompt
 CORRECTION_TAG = "user-correction"
 NOTE_TAG = "user-note"
 MIN_CORRECTION_WORDS = 4
@@ -277,7 +276,7 @@ def _corrections(turn: Sequence[Message]) -> Found:
 
 def _noted_fact(prompt: str) -> str:
     """A fact the user lets the assistant know ("FYI ...", "heads up: ...") or states plainly."""
-    return _stated_fact(prompt, _NOTES.match(prompt), _HAVE) or _plain_fact(prompt)
+    return _stated_fact(_after(_NOTES, prompt), _HAVE) or _plain_fact(prompt)
 
 
 def _plain_fact(prompt: str) -> str:
@@ -289,7 +288,7 @@ def _plain_fact(prompt: str) -> str:
     text = prompt.strip()
     if len(text) > MAX_PLAIN_FACT_CHARS or "\n" in text or not _PLAIN_SUBJECT.match(text):
         return ""
-    said = _stated_fact(text, _START.match(text))
+    said = _stated_fact(text)
     return said if said and _NAMED.search(said) and not _FEELS.search(said) else ""
 
 
@@ -298,18 +297,24 @@ def _corrected_fact(prompt: str) -> str:
     question, a request or a feeling, not where things stand right now ("no, the build is still
     failing"); after "actually", only with a contrast ("actually the tests pass now" is news)."""
     opener = _CORRECTS.match(prompt)
-    said = _stated_fact(prompt, opener)
+    said = _stated_fact(prompt[opener.end() :] if opener else None)
     if said and opener is not None and opener["actually"] and not _CONTRAST.search(said):
         return ""
     return said
 
 
-def _stated_fact(prompt: str, opener: re.Match[str] | None, states: re.Pattern[str] | None = None) -> str:
-    """The first sentence after the opener (a match at the prompt's start) when it states a
-    lasting fact: not a question, a request or a feeling, nor where things stand right now."""
-    if opener is None:
+def _after(opener: re.Pattern[str], prompt: str) -> str | None:
+    """The prompt past the opener at its start, or None when it does not open so."""
+    m = opener.match(prompt)
+    return None if m is None else prompt[m.end() :]
+
+
+def _stated_fact(text: str | None, states: re.Pattern[str] | None = None) -> str:
+    """The first sentence of `text` (what follows an opener; None: there was none) when it
+    states a lasting fact: not a question, a request or a feeling, nor where things stand now."""
+    if text is None:
         return ""
-    said = " ".join(next((s for s in _SENTENCE.split(prompt[opener.end() :]) if s.strip()), "").split())
+    said = " ".join(next((s for s in _SENTENCE.split(text) if s.strip()), "").split())
     if word_count(said) < MIN_CORRECTION_WORDS or _QUESTION.search(said) or _ASKS_OR_FEELS.match(said):
         return ""
     if not (_STATES.search(said) or (states and states.search(said))) or _FOR_NOW.search(said):
