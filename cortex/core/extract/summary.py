@@ -304,7 +304,7 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
         # A short numbered title over a list ("### 2. **opentelemetry**" loses its `###` in
         # cleaning): the items under it are about it, not about the report's title. A numbered
         # step ("3. Press Enter.") or a labelled line ("4. Testing: before release") is not one.
-        titled = _NUMBERED.match(line) is not None and _is_title(plain)
+        titled = _numbered_title(line)
         if kind is not None and match is not None:
             body = match.group(2).strip()
         elif pending is not None and not (titled and index + 1 in fields):
@@ -338,9 +338,7 @@ def _field_lines(lines: Sequence[str]) -> set[int]:
     fields of that item. Not under the last item of a list of bare titles ("2. API workarounds",
     "3. Enhanced error messages", then "Branch: ..."): that run stands on its own."""
     labelled = [_LABEL.match(LIST_ITEM.sub("", line).strip()) is not None for line in lines]
-    titles = [
-        _NUMBERED.match(line) is not None and _is_title(LIST_ITEM.sub("", line).strip()) for line in lines
-    ]
+    titles = [_numbered_title(line) for line in lines]
     out: set[int] = set()
     start = 0
     while start < len(lines):
@@ -352,6 +350,11 @@ def _field_lines(lines: Sequence[str]) -> set[int]:
             out.update(range(start, end))
         start = max(end, start + 1)
     return out
+
+
+def _numbered_title(line: str) -> bool:
+    """A numbered line that is a title ("2. **opentelemetry**"), not a step or a labelled line."""
+    return _NUMBERED.match(line) is not None and _is_title(LIST_ITEM.sub("", line).strip())
 
 
 def _is_title(text: str) -> bool:
