@@ -117,12 +117,12 @@ def _labelled(sentence: str) -> str:
 
 
 def _labelled_as_is(sentence: str) -> str:
+    cause = _CAUSE.search(sentence) is not None
     # "Let's use the offline mode instead by ..." says what the assistant changes, not why it failed.
-    acts = _CHANGE.match(sentence.rstrip(":.!").strip())
-    change = _change(acts.group("what")) if acts and _CAUSE.search(sentence) is None else ""
+    change = "" if cause else _said_change(sentence)
     if change:
         return f"fix: {change}"
-    fix = _FIX.search(sentence) is not None and _CAUSE.search(sentence) is None
+    fix = _FIX.search(sentence) is not None and not cause
     said = (_NEED_TO if fix else _ISSUE_IS).sub("", sentence, count=1)
     said = said if len(said.split()) >= MIN_CHANGE_WORDS else sentence
     return f"{'fix' if fix else 'cause'}: {clip(said, 300)}"
@@ -137,13 +137,17 @@ def change_said(messages: Sequence[Message]) -> str:
     """What the assistant set out to change after the failure ("Let's escape the URL
     properly:" -> "escape the URL properly"); "" when it only went looking."""
     for sentence in _sentences(messages):
-        m = _CHANGE.match(sentence.strip().rstrip(":.!").strip())
-        if m is None or is_question(sentence):
-            continue
-        what = _change(m.group("what"))
+        what = "" if is_question(sentence) else _said_change(sentence)
         if what:
             return what
     return ""
+
+
+def _said_change(sentence: str) -> str:
+    """What a sentence that opens as an action ("Let's escape the URL properly:") sets out to
+    change, or ""."""
+    m = _CHANGE.match(sentence.strip().rstrip(":.!").strip())
+    return _change(m.group("what")) if m else ""
 
 
 def _change(what: str) -> str:
