@@ -111,6 +111,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             continue
         shown = render_command(command)
         error = error_digest(result.content)
+        stopped = timed_out(result.content) is not None  # at the Bash tool's time limit: no outcome
         if (shown, error) in reported:
             continue
         fixed, retried = _later_success(calls[index + 1 :], shown) or (None, "")
@@ -139,7 +140,6 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             ran = _fix_commands(calls[index + 1 :], wider[-1], shown, not said) if wider else []
             # Without a why, what the assistant set out to change, when a command then changed it
             # (a run that timed out has no outcome: nothing was there to change).
-            stopped = timed_out(result.content) is not None
             change = "" if said or not ran or stopped else change_said(window)
             if said or change:
                 reported.add((shown, error))
@@ -148,7 +148,7 @@ def extract_failures(messages: Sequence[Message]) -> Found:
                 # command marks it fixed (capture/supersession.py).
                 same.add(found, shown, error, tail, replace(_evidence(error), tags=_state(shown)), message)
                 continue
-        if fixed is None and is_build_command(shown) and timed_out(result.content) is None:  # no outcome
+        if fixed is None and is_build_command(shown) and not stopped:
             content = f"Command failing: `{shown}` ({error})"
             failing[shown] = (_candidate(content, MemoryType.CONTEXT, 0.5, 3, _state(shown)), message)
     explained = {shown for shown, _ in reported}
