@@ -96,8 +96,7 @@ def _fixed_later(
             continue  # said after the passing run (a transcript read again from the start)
         content = f"{old.content.rstrip().rstrip('.')}{FIXED_LATER}"
         digest = content_hash(content)
-        same = store.by_hash(digest)
-        if same is not None and same.id != old.id and same.status in (Status.ACTIVE, Status.ARCHIVED):
+        if (same := _holder(store, old, digest)) is not None:
             retire(cx, store, old, same.id, now)  # the same gotcha, already said fixed: one note
             continue
         tags = tuple(t for t in old.tags if not t.startswith(STATE_PREFIX))
@@ -337,8 +336,7 @@ def _merge_manifest_notes(
             older = [m for m in older if manifest_entries(m.tags) <= manifest_entries(note.tags)]
         else:
             digest = content_hash(merged.content)
-            other = store.by_hash(digest) if merged.content != note.content else None
-            if other is not None and other.id != note.id and other.status in (Status.ACTIVE, Status.ARCHIVED):
+            if _holder(store, note, digest) is not None:
                 continue  # the same text is already a live note: leave both as they are
             updated = replace(
                 note, content=merged.content, content_hash=digest, tags=merged.tags, updated=now
@@ -348,6 +346,14 @@ def _merge_manifest_notes(
         for old in older:
             current[old.id] = retire(cx, store, old, note.id, now)
     return changed
+
+
+def _holder(store: MemoryStore, note: Memory, digest: str) -> Memory | None:
+    """The live note other than `note` that already says the text of this hash (a store holds
+    one live note per text), else None: `note` cannot be rewritten to that text."""
+    other = store.by_hash(digest)
+    live = other is not None and other.id != note.id and other.status in (Status.ACTIVE, Status.ARCHIVED)
+    return other if live else None
 
 
 def retire(cx: Cortex, store: MemoryStore, old: Memory, newer: str | None, now: datetime) -> Memory:
