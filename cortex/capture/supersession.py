@@ -21,6 +21,7 @@ from datetime import datetime
 
 from cortex.app import Cortex
 from cortex.core.extract.environment import settles, tool_of, tool_state_tag
+from cortex.core.extract.failures import CAUSE_ONLY_TAG
 from cortex.core.extract.manifest_merge import (
     MAX_MERGED_CHARS,
     ManifestNote,
@@ -81,10 +82,12 @@ FIXED_LATER_PRIORITY = 4  # a report's prose; a failure with its fix seen is 5
 def _fixed_later(
     cx: Cortex, store: MemoryStore, latest: Sequence[Memory], said_at: datetime | None, now: datetime
 ) -> None:
-    """A failure's gotcha not seen fixed in its turn ("`cargo check` failed (...); cause: ...")
+    """A failure's gotcha not seen fixed in its turn ("`cargo check` failed (...); fix: ...")
     holds its command's state; once a later turn's run of that command passes, it was fixed.
-    The gotcha stays (its error and cause are the knowledge), says so, and is no longer state:
-    read as a current failure, it would contradict the passing run."""
+    The gotcha stays (its error and what was done about it are the knowledge), says so, and is
+    no longer state: read as a current failure, it would contradict the passing run. One that
+    gives only a cause says nothing of how it was fixed: what it says was true midway, so the
+    passing run replaces it (history keeps it)."""
     passed = newest_states([m for m in latest if m.status is Status.ACTIVE and PASSED_TAG in m.tags])
     if not passed:
         return
@@ -94,6 +97,9 @@ def _fixed_later(
             continue
         if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
             continue  # said after the passing run (a transcript read again from the start)
+        if CAUSE_ONLY_TAG in old.tags:
+            retire(cx, store, old, superseded_by(passed, old), now)
+            continue
         content = f"{old.content.rstrip().rstrip('.')}{FIXED_LATER}"
         digest = content_hash(content)
         if (same := _holder(store, old, digest)) is not None:

@@ -133,6 +133,13 @@ def states_fix(why: str) -> bool:
     return why.startswith("fix:") or FIX_SAID in why
 
 
+def only_cause(why: str) -> bool:
+    """Whether a labelled why names only what went wrong ("cause: The issue is with SQLx
+    compile-time checking"), saying nothing of what had to change ("cause: I need to add the
+    flake.nix to git first, because ..." says both)."""
+    return why.startswith("cause:") and not states_fix(why) and _FIX.search(why) is None
+
+
 def change_said(messages: Sequence[Message]) -> str:
     """What the assistant set out to change after the failure ("Let's escape the URL
     properly:" -> "escape the URL properly"); "" when it only went looking."""

@@ -32,7 +32,7 @@ from cortex.core.extract.commands import (
     split_steps,
     without_inline_env,
 )
-from cortex.core.extract.failure_words import change_said, explanation, states_fix
+from cortex.core.extract.failure_words import change_said, explanation, only_cause, states_fix
 from cortex.core.extract.runs import command_runs, timed_out
 from cortex.core.extract.symptoms import error_digest
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
@@ -47,6 +47,9 @@ _SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun"))  # `<runner> [run] <
 EVIDENCE_CONFIDENCE = 0.6
 EVIDENCE_PRIORITY = 5
 CODE_ERROR_PRIORITY = 4
+# A failure not seen fixed whose gotcha gives only its cause: once a later turn's run of its
+# command passes, nothing in it says how it was fixed (capture/supersession.py).
+CAUSE_ONLY_TAG = "cause-only"
 
 # A compiler's diagnostic of the code itself: rustc's `error[E0605]` and "could not compile", tsc's
 # `error TS2304`, javac's and Go's undefined names, a syntax error.
@@ -146,7 +149,8 @@ def extract_failures(messages: Sequence[Message]) -> Found:
                 tail = _tail(said, change, ran, False)
                 # Not seen fixed yet: its command's state, until a later turn's passing run of that
                 # command marks it fixed (capture/supersession.py).
-                same.add(found, shown, error, tail, replace(_evidence(error), tags=_state(shown)), message)
+                tags = _state(shown) + ((CAUSE_ONLY_TAG,) if only_cause(said) and not ran else ())
+                same.add(found, shown, error, tail, replace(_evidence(error), tags=tags), message)
                 continue
         if fixed is None and is_build_command(shown) and not stopped:
             content = f"Command failing: `{shown}` ({error})"

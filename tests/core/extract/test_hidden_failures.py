@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cortex.core.extract.failure_words import only_cause
 from cortex.core.extract.failures import command_family
 from cortex.core.extract.structural import extract_structural
 from cortex.core.model import MemoryType, Scope, Status
@@ -128,3 +129,40 @@ def test_a_compilers_diagnostic_of_the_code_ranks_below_a_failure_of_the_environ
         "Port 3000 is still in use by the old server.",
     )
     assert port[1] == 5 and "Address already in use" in port[0]
+
+
+def test_a_failure_with_only_its_cause_is_replaced_once_its_command_passes(project: Path) -> None:
+    # "A failure later fixed is stored as the fix, or not at all": this one says why it failed
+    # and nothing of how it was fixed, so the passing run is its word (history keeps it).
+    fails = "error: set `DATABASE_URL` to use query macros online, or run `cargo sqlx prepare`"
+    why = "The issue is with SQLx compile-time checking of the query macros."
+    turns = [turn(1, "cargo build --release", fails, 101, why)]
+    cx = capture_turns(project, turns)
+    try:
+        store = cx.write_store(Scope.PROJECT)
+        (gotcha,) = [
+            m for m in store.all_memories() if m.content.startswith("`cargo build --release` failed")
+        ]
+        # Not fixed yet: the failure and its cause are where the build stands.
+        assert gotcha.status is Status.ACTIVE and "cause: " in gotcha.content
+        assert state_keys(gotcha.tags) == {"command:cargo build"}
+        turns.append(turn(2, "cargo build --release", BUILT, 0, "It builds."))
+        cx = capture_turns(project, turns, cx=cx)
+        store = cx.write_store(Scope.PROJECT)
+        (gotcha,) = [
+            m for m in store.all_memories() if m.content.startswith("`cargo build --release` failed")
+        ]
+        assert gotcha.status is Status.SUPERSEDED and "fixed later" not in gotcha.content
+        active = {m.content for m in store.all_memories() if m.status is Status.ACTIVE}
+        assert "`cargo build --release` succeeds" in active
+    finally:
+        cx.close()
+
+
+def test_only_a_cause_is_a_why_that_says_nothing_of_the_fix() -> None:
+    assert only_cause("cause: The issue is with SQLx compile-time checking")
+    assert not only_cause(
+        "cause: I need to add the flake.nix to git first, because flakes only see tracked files"
+    )
+    assert not only_cause("cause: port 3000 is in use; fix: find and kill the process")
+    assert not only_cause("fix: use the offline mode instead")
