@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from cortex.core.extract.commands import clip, render_command, split_steps, without_inline_env
-from cortex.core.extract.runs import command_runs, purpose
+from cortex.core.extract.runs import command_runs, purpose, without_timeout
 from cortex.core.extract.transcript import Message
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
@@ -34,11 +34,14 @@ MAX_SHOWN_CHARS = 120
 _NAME = r"[A-Za-z][\w.+-]*"
 # zsh "command not found: X", bash "X: command not found", dash "sh: 1: X: not found", cmd.exe
 # "'X' is not recognized as an internal or external command", PowerShell "The term 'X' is not
-# recognized as the name of a cmdlet".
+# recognized as the name of a cmdlet"; a wrapper that runs X itself: GNU `timeout`/`nohup`
+# "failed to run command 'X': No such file or directory", `env` "env: 'X': No such file ...".
 _PROGRAM_MISSING = re.compile(
     rf"command not found: ({_NAME})$|(?:^|: )({_NAME}): command not found$|^\S+: \d+: ({_NAME}): not found$"
     rf"|^'({_NAME})' is not recognized as an internal or external command"
-    rf"|The term '({_NAME})' is not recognized as the name of a cmdlet",
+    rf"|The term '({_NAME})' is not recognized as the name of a cmdlet"
+    rf"|^(?:timeout|nohup|env): (?:failed to run command )?[\u2018'`]({_NAME})[\u2019']: "
+    r"No such file or directory$",
     re.MULTILINE,
 )
 # A module imported under a project's virtualenv (`poetry run python -c "import x"`, `.venv/bin/python`,
@@ -173,13 +176,18 @@ def _package(word: str) -> str:
 
 
 def _programs(command: str) -> set[str]:
-    """The programs a command line runs: each step's first word past variables and `sudo`,
-    as a bare name (`/opt/homebrew/bin/cargo` -> `cargo`)."""
+    """The programs a command line runs: each step's first word past variables, `sudo` and a
+    `timeout N` wrapper, as a bare name (`/opt/homebrew/bin/cargo` -> `cargo`)."""
     out = set()
     for step in split_steps(command):
         words = [w.strip("'\"(){}") for w in without_inline_env(step.strip().lstrip("({ ")).split()]
-        while words and (words[0] in _LEAD_WORDS or "=" in words[0]):
-            words = words[1:]
+        while words:
+            if words[0] in _LEAD_WORDS or "=" in words[0]:
+                words = words[1:]
+            elif (unwrapped := without_timeout(" ".join(words))) != " ".join(words):
+                words = unwrapped.split()
+            else:
+                break
         if words and words[0]:
             out.add(words[0].rsplit("/", 1)[-1])
     return out

@@ -30,6 +30,22 @@ def notes(*runs: tuple[str, str]) -> list[str]:
         ("python /workspace/number_generator.py", "/bin/bash: line 1: python: command not found", "python"),
         ("shellcheck deploy.sh", "sh: 1: shellcheck: not found", "shellcheck"),
         ("cargo --version", "'cargo' is not recognized as an internal or external command,", "cargo"),
+        # A `timeout N` wrapper runs the program itself: GNU timeout reports it (curly quotes).
+        (
+            "timeout 60 actionlint .github/workflows/ci.yml",
+            "timeout: failed to run command \u2018actionlint\u2019: No such file or directory",
+            "actionlint",
+        ),
+        (
+            "timeout -k 5 30s shellcheck deploy.sh",
+            "/bin/bash: line 1: shellcheck: command not found",
+            "shellcheck",
+        ),
+        (
+            "env FOO=1 golangci-lint run",
+            "env: \u2018golangci-lint\u2019: No such file or directory",
+            "golangci-lint",
+        ),
         (
             "terraform plan",
             "terraform : The term 'terraform' is not recognized as the name of a cmdlet",
