@@ -402,3 +402,38 @@ def test_with_the_local_model_memories_are_embedded(project: Path, monkeypatch: 
         store = cx.write_store(Scope.PROJECT)
         found = store.vector_index(key) if key else None
         assert found is not None and store.count_unembedded(found.name) == 0
+
+
+def test_a_note_rewritten_by_a_later_turn_is_embedded_by_its_new_text(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A failure's gotcha says "fixed later" once a later turn's build passes: its text changes in
+    # place, and the vector of its old text must not stand for it.
+    from cortex.capture.embed import memory_text
+    from cortex.store.packing import unpack
+    from tests.capture.test_state_supersession import turn
+
+    monkeypatch.setenv("CORTEX_EMBEDDER", "local")
+    fails = "error[E0599]: no method named `clone` found for struct `Database`"
+    built = "    Finished `release` profile [optimized] target(s) in 4.69s"
+    turns = [turn(1, "cargo build", fails, 101, "The Database struct needs to implement Clone.", SESSION)]
+    transcript = write_transcript(project.parent / "t.jsonl", turns[0])
+    capture(project, transcript)
+    turns.append(turn(2, "cargo build", built, 0, "It builds now.", SESSION))
+    write_transcript(transcript, [r for t in turns for r in t])
+    capture(project, transcript)
+    with Cortex(resolve_paths(project)) as cx:
+        store = cx.write_store(Scope.PROJECT)
+        (gotcha,) = [m for m in store.all_memories() if m.content.startswith("`cargo build` failed")]
+        assert gotcha.content.endswith("; fixed later")
+        found = store.vector_index(cx.embedder_key() or "")
+        assert found is not None and store.count_unembedded(found.name) == 0
+        stored = unpack(store.read_vectors(found.name, [gotcha.id])[gotcha.id])
+        embedder = cx.bulk_embedder().backend
+        assert embedder is not None
+        old_text = gotcha.content.removesuffix("; fixed later")
+        new, old = embedder.embed_documents(
+            [memory_text(cx, t, gotcha.type, Scope.PROJECT) for t in (gotcha.content, old_text)]
+        )
+        assert stored == pytest.approx(list(new), abs=1e-4)
+        assert stored != pytest.approx(list(old), abs=1e-4)

@@ -569,6 +569,51 @@ def test_windows_of_long_memories_pull_them_nearer(vec_store: StoreAdmin, make_m
     assert [h.distance for h in pooled] == pytest.approx([h.distance for h in plain], abs=1e-6)
 
 
+def test_dropping_a_memorys_vectors_drops_its_windows_too(
+    vec_store: StoreAdmin, make_memory: MakeMemory
+) -> None:
+    store = vec_store
+    a, b = make_memory("a"), make_memory("b")
+    put(store, a, b)
+    with store.transaction():
+        table = store.ensure_vector_index("fake-4", 4, T0)
+        chunks = store.ensure_chunk_index("fake-4", 4, T0)
+        store.write_vectors(table, [(a.id, pack([1, 0, 0, 0])), (b.id, pack([0, 1, 0, 0]))])
+        store.write_chunk_vectors(chunks, [(b.id, [pack([0, 0, 1, 0]), pack([0.9, 0.1, 0, 0])])])
+    with store.transaction():
+        store.delete_vectors([b.id])
+    # No window of the dropped memory is left to pull it into a search.
+    assert [h.id for h in store.nearest("fake-4", pack([0.9, 0.1, 0, 0]), 2, chunk_k=4)] == [a.id]
+    assert store.unembedded(table) == [b.id] and b.id in store.unembedded(chunks)
+
+
+def test_a_memory_whose_text_changes_loses_the_vectors_of_its_old_text(
+    vec_store: StoreAdmin, make_memory: MakeMemory
+) -> None:
+    store = vec_store
+    a, b = make_memory("cargo build failed: the port is in use"), make_memory("b")
+    put(store, a, b)
+    with store.transaction():
+        table = store.ensure_vector_index("fake-4", 4, T0)
+        chunks = store.ensure_chunk_index("fake-4", 4, T0)
+        store.write_vectors(table, [(a.id, pack([1, 0, 0, 0])), (b.id, pack([0, 1, 0, 0]))])
+        store.write_chunk_vectors(chunks, [(a.id, [pack([0, 0, 1, 0])])])
+    later = T0 + timedelta(minutes=1)
+    kept = replace(b, access_count=3, status=Status.ARCHIVED, updated=later)
+    with store.transaction():  # neither the text nor the type: the vectors still say it
+        store.update_memory(b, kept, "test", later, "archive")
+    assert store.unembedded(table) == []
+    content = a.content + "; fixed later"
+    with store.transaction():
+        store.update_memory(a, replace(a, content=content, updated=later), "test", later, "fixed")
+    # Embedded anew by the next pass (the worker's, or `cortex backfill`), never searched by the old text.
+    assert store.unembedded(table) == [a.id] and store.unembedded(chunks) == [a.id, b.id]
+    assert [h.id for h in store.nearest("fake-4", pack([1, 0, 0, 0]), 2, chunk_k=4)] == [b.id]
+    with store.transaction():  # the type is part of what is embedded (`[gotcha] ...`)
+        store.update_memory(kept, replace(kept, type=MemoryType.GOTCHA), "test", later, "retype")
+    assert set(store.unembedded(table)) == {a.id, b.id}
+
+
 def test_rebuilding_a_vector_index_keeps_live_vectors(vec_store: StoreAdmin, make_memory: MakeMemory) -> None:
     store = vec_store
     live, gone = make_memory("live"), make_memory("gone", status=Status.PRUNED)

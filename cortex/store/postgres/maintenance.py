@@ -140,14 +140,7 @@ class Maintenance(Records):
         if not ids:
             return
         with self.session.writing() as conn:
-            ns = list(vectors.row_numbers(conn, ids).values())
-            for index in self.vector_indexes():
-                if index.embedder_key.endswith(vectors.CHUNK_KEY_SUFFIX):
-                    keys = [n * CHUNK_SLOTS + i for n in ns for i in range(CHUNK_SLOTS)]
-                else:
-                    keys = ns
-                conn.execute(f"DELETE FROM {index.name} WHERE n = ANY(%s)", (keys,))
-                conn.execute("DELETE FROM embedded WHERE index_name = %s AND n = ANY(%s)", (index.name, ns))
+            vectors.drop(conn, list(vectors.row_numbers(conn, ids).values()))
 
     def rebuild_text_index(self) -> None:
         """Rebuild the keyword index from the memories table."""

@@ -10,7 +10,7 @@ from cortex.core.model import Memory, Scope
 from cortex.core.recall.query import TextQuery
 from cortex.core.serial import format_time, memory_to_dict
 from cortex.store.port import LIVE
-from cortex.store.postgres import codec, text_search
+from cortex.store.postgres import codec, text_search, vectors
 from cortex.store.postgres.codec import COLUMNS, PLACEHOLDERS, SETS
 from cortex.store.postgres.connection import Session
 from cortex.store.postgres.records import write_journal
@@ -37,6 +37,8 @@ class MemoryTable:
         with self.session.writing() as conn:
             conn.execute(f"UPDATE memories SET {SETS} WHERE id = %s", (*codec.memory_to_row(new)[1:], new.id))
             write_journal(conn, actor, op, new.id, changed, at)
+            if "content" in changed or "type" in changed:  # what its vectors embed: they are stale
+                vectors.drop(conn, list(vectors.row_numbers(conn, [new.id]).values()))
 
     def get(self, memory_id: str) -> Memory | None:
         """One memory by exact id, or None."""

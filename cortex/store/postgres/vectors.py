@@ -103,6 +103,18 @@ def knn(conn: Any, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
+def drop(conn: Any, ns: Sequence[int]) -> None:
+    """Drop the vectors of these memory row numbers from every table, windows included: they
+    are embedded again by the next pass (the worker's, or `cortex backfill`)."""
+    if not ns:
+        return
+    for name, key in conn.execute("SELECT name, embedder_key FROM vec_indexes ORDER BY name").fetchall():
+        chunk = key.endswith(CHUNK_KEY_SUFFIX)
+        keys = [n * CHUNK_SLOTS + i for n in ns for i in range(CHUNK_SLOTS)] if chunk else list(ns)
+        conn.execute(f"DELETE FROM {name} WHERE n = ANY(%s)", (keys,))
+        conn.execute("DELETE FROM embedded WHERE index_name = %s AND n = ANY(%s)", (name, list(ns)))
+
+
 def row_numbers(conn: Any, ids: Sequence[str]) -> dict[str, int]:
     rows = conn.execute("SELECT id, n FROM memories WHERE id = ANY(%s)", (list(ids),))
     return {r[0]: int(r[1]) for r in rows}

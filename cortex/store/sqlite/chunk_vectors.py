@@ -12,6 +12,7 @@ from datetime import datetime
 
 from cortex.core.write.chunks import CHUNK_SLOTS
 from cortex.store.sqlite import vector_matrix, vectors
+from cortex.store.sqlite.codec import marks
 from cortex.store.sqlite.connection import Connection
 
 CHUNK_KEY_SUFFIX = "#chunks"
@@ -49,6 +50,18 @@ def write_chunk_vectors(conn: Connection, table: str, rows: Sequence[tuple[int, 
         "INSERT OR IGNORE INTO embedded (n, index_name) VALUES (?, ?)",
         [(n, table) for n, _ in rows],
     )
+
+
+def delete_chunk_vectors(conn: Connection, table: str, ns: Sequence[int]) -> None:
+    """Drop every window of these memory row numbers and their `embedded` marks."""
+    if not ns:
+        return
+    if conn.vectors:  # the vec0 table is there to write only with the extension loaded
+        for n in ns:
+            low = n * CHUNK_SLOTS
+            conn.execute(f"DELETE FROM {table} WHERE rowid >= ? AND rowid < ?", (low, low + CHUNK_SLOTS))
+    vector_matrix.note_written()
+    conn.execute(f"DELETE FROM embedded WHERE index_name = ? AND n IN ({marks(ns)})", (table, *ns))
 
 
 def knn_chunks(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]]:

@@ -19,6 +19,7 @@ from cortex.store.port import Checkpoint, StoreStats, VectorIndex, VectorRebuild
 from cortex.store.sqlite import checkpoint, codec, fts, migrations, vectors
 from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS
 from cortex.store.sqlite.records import Records
+from cortex.store.sqlite.vector_store import drop_vectors
 
 if TYPE_CHECKING:
     from cortex.core.write.similar import Text
@@ -183,9 +184,7 @@ class Maintenance(Records):
         """Drop the vectors of these memories from every index (pruned memories leave search)."""
         if not ids:
             return
-        rows = list(codec.row_numbers(self.conn, list(ids)).values())
-        for table, _, _ in vectors.list_indexes(self.conn):
-            vectors.delete_vectors(self.conn, table, rows)
+        drop_vectors(self.conn, list(codec.row_numbers(self.conn, list(ids)).values()))
 
     def rebuild_text_index(self) -> None:
         """Rebuild the keyword index from the memories table."""

@@ -16,7 +16,7 @@ from cortex.store.sqlite import codec, fts
 from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS, marks
 from cortex.store.sqlite.connection import Connection
 from cortex.store.sqlite.records import write_journal
-from cortex.store.sqlite.vector_store import carry_pending, pending_version
+from cortex.store.sqlite.vector_store import carry_pending, drop_vectors, pending_version
 
 # Not live, as ranges of the status index (`status NOT IN (...)` walks every row, and without
 # INDEXED BY SQLite walks every row in order of creation instead).
@@ -57,7 +57,9 @@ class MemoryTable:
         held = pending_version(self.conn)
         self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*(new_row[i] for i in kept), new.id))
         write_journal(self.conn, actor, op, new.id, changed, at)
-        if _embeddable(before) == _embeddable(after):  # e.g. recall restoring an archived memory
+        if "content" in changed or "type" in changed:  # what its vectors embed: they are stale
+            drop_vectors(self.conn, list(codec.row_numbers(self.conn, [new.id]).values()))
+        elif _embeddable(before) == _embeddable(after):  # e.g. recall restoring an archived memory
             carry_pending(self.conn, held)
 
     def get(self, memory_id: str) -> Memory | None:

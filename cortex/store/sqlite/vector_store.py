@@ -33,6 +33,16 @@ def carry_pending(conn: Connection, before: tuple[int, int, int]) -> None:
             _PENDING[key] = (held[0], after, held[2])
 
 
+def drop_vectors(conn: Connection, ns: Sequence[int]) -> None:
+    """Drop the vectors of these memory row numbers from every index, windows included: they
+    are embedded again by the next pass (the worker's, or `cortex backfill`)."""
+    for table, key, _ in vectors.list_indexes(conn):
+        if key.endswith(chunk_vectors.CHUNK_KEY_SUFFIX):
+            chunk_vectors.delete_chunk_vectors(conn, table, ns)
+        else:
+            vectors.delete_vectors(conn, table, ns)
+
+
 class VectorMethods:
     """Vector indexes, vectors and nearest-neighbour search of one store."""
 
