@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from cortex.core.extract.ci_runs import CI_KEY, ci_state
 from cortex.core.extract.commands import (
     changes_something,
     clip,
@@ -95,6 +96,7 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
         found.extend(_unfinished(turn, project_root))
         found.extend(_commits(turn, project_root))
         found.extend(_merges(turn))
+        found.extend(_ci(turn))
         found.extend(extract_service_errors(turn.messages))
     found.extend(extract_failures(messages))
     return found
@@ -294,6 +296,18 @@ def _merges(turn: _Turn) -> Found:
     if note is None:
         return []
     return [(_candidate(note, MemoryType.PATTERN, (), 0.55, 4), calls[-1][1])]
+
+
+def _ci(turn: _Turn) -> Found:
+    """Where CI stands, as the turn's last `gh run list` or `gh pr checks` listed it: a state
+    a later listing replaces."""
+    calls = _calls(turn.messages)
+    found = ci_state([use for use, _ in calls])
+    if found is None:
+        return []
+    note, listed = found
+    message = next(m for use, m in calls if use is listed)
+    return [(_candidate(note, MemoryType.PROGRESS, (), 0.55, 4, (state_tag(CI_KEY),)), message)]
 
 
 def _docs_state(subject: str, files: tuple[str, ...]) -> tuple[str, ...]:
