@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cortex.app import Cortex
 from cortex.core.extract.ci_runs import ci_state
 from cortex.core.extract.structural import extract_structural
-from cortex.core.model import MemoryType, Scope, Status
+from cortex.core.model import Memory, MemoryType, Scope, Status
 from cortex.core.write.state import state_keys
 from tests.capture.test_state_supersession import capture_turns, turn
 from tests.support.transcript_builders import assistant, bash, user
@@ -80,17 +81,23 @@ def test_the_turns_last_listing_wins_and_is_a_progress_state() -> None:
 
 def test_a_later_listing_replaces_the_earlier_one(project: Path) -> None:
     first = RUNS.replace(f"completed\tfailure\t{ARCHIVE}", f"completed\tsuccess\t{ARCHIVE}", 1)
-    cx = capture_turns(
-        project,
-        [
-            turn(1, "gh run list --limit 5", first, 0, "Sync passes now."),
-            turn(2, "gh run list --limit 5", RUNS, 0, "Sync and CI fail again."),
-        ],
-    )
+    turns = [
+        turn(1, "gh run list --limit 5", first, 0, "Sync passes now."),
+        turn(2, "gh run list --limit 5", RUNS, 0, "Sync and CI fail again."),
+    ]
+    cx = capture_turns(project, turns)
     try:
-        memories = cx.write_store(Scope.PROJECT).all_memories()
-        ci = {m.status: m.content for m in memories if "ci:github" in state_keys(m.tags)}
+        ci = {m.status: m.content for m in listings(cx)}
         assert "sync.yml` on master: success" in ci[Status.SUPERSEDED]
         assert "sync.yml` on master: failure (0s)" in ci[Status.ACTIVE]
+        # The first listing again, word for word: it is where CI stands now, not history.
+        turns.append(turn(3, "gh run list --limit 5", first, 0, "Sync passes again."))
+        cx = capture_turns(project, turns, cx=cx)
+        active = [m.content for m in listings(cx) if m.status is Status.ACTIVE]
+        assert len(active) == 1 and "sync.yml` on master: success" in active[0]
     finally:
         cx.close()
+
+
+def listings(cx: Cortex) -> list[Memory]:
+    return [m for m in cx.write_store(Scope.PROJECT).all_memories() if "ci:github" in state_keys(m.tags)]
