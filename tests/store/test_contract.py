@@ -546,15 +546,24 @@ def test_vectors_by_memory_id(vec_store: StoreAdmin, make_memory: MakeMemory) ->
     assert store.unembedded(table) == [b.id, c.id]
 
 
-def test_windows_of_long_memories_pull_them_nearer(vec_store: StoreAdmin, make_memory: MakeMemory) -> None:
-    store = vec_store
-    a, b = make_memory("a"), make_memory("b")
+def two_with_windows(
+    store: StoreAdmin, a: Memory, b: Memory, long: Memory, windows: list[bytes]
+) -> tuple[str, str]:
+    """`a` and `b` stored with a vector each (a: x, b: y) and `long`'s windows; the vector and
+    window tables."""
     put(store, a, b)
     with store.transaction():
         table = store.ensure_vector_index("fake-4", 4, T0)
         chunks = store.ensure_chunk_index("fake-4", 4, T0)
         store.write_vectors(table, [(a.id, pack([1, 0, 0, 0])), (b.id, pack([0, 1, 0, 0]))])
-        store.write_chunk_vectors(chunks, [(b.id, [pack([0, 0, 1, 0]), pack([0.9, 0.1, 0, 0])])])
+        store.write_chunk_vectors(chunks, [(long.id, windows)])
+    return table, chunks
+
+
+def test_windows_of_long_memories_pull_them_nearer(vec_store: StoreAdmin, make_memory: MakeMemory) -> None:
+    store = vec_store
+    a, b = make_memory("a"), make_memory("b")
+    table, chunks = two_with_windows(store, a, b, b, [pack([0, 0, 1, 0]), pack([0.9, 0.1, 0, 0])])
     query = pack([1, 0.05, 0, 0])
     assert [h.id for h in store.nearest("fake-4", query, 2)] == [a.id, b.id]
     pooled = store.nearest("fake-4", query, 2, chunk_k=4)
@@ -574,12 +583,7 @@ def test_dropping_a_memorys_vectors_drops_its_windows_too(
 ) -> None:
     store = vec_store
     a, b = make_memory("a"), make_memory("b")
-    put(store, a, b)
-    with store.transaction():
-        table = store.ensure_vector_index("fake-4", 4, T0)
-        chunks = store.ensure_chunk_index("fake-4", 4, T0)
-        store.write_vectors(table, [(a.id, pack([1, 0, 0, 0])), (b.id, pack([0, 1, 0, 0]))])
-        store.write_chunk_vectors(chunks, [(b.id, [pack([0, 0, 1, 0]), pack([0.9, 0.1, 0, 0])])])
+    table, chunks = two_with_windows(store, a, b, b, [pack([0, 0, 1, 0]), pack([0.9, 0.1, 0, 0])])
     with store.transaction():
         store.delete_vectors([b.id])
     # No window of the dropped memory is left to pull it into a search.
@@ -592,12 +596,7 @@ def test_a_memory_whose_text_changes_loses_the_vectors_of_its_old_text(
 ) -> None:
     store = vec_store
     a, b = make_memory("cargo build failed: the port is in use"), make_memory("b")
-    put(store, a, b)
-    with store.transaction():
-        table = store.ensure_vector_index("fake-4", 4, T0)
-        chunks = store.ensure_chunk_index("fake-4", 4, T0)
-        store.write_vectors(table, [(a.id, pack([1, 0, 0, 0])), (b.id, pack([0, 1, 0, 0]))])
-        store.write_chunk_vectors(chunks, [(a.id, [pack([0, 0, 1, 0])])])
+    table, chunks = two_with_windows(store, a, b, a, [pack([0, 0, 1, 0])])
     later = T0 + timedelta(minutes=1)
     kept = replace(b, access_count=3, status=Status.ARCHIVED, updated=later)
     with store.transaction():  # neither the text nor the type: the vectors still say it
