@@ -86,6 +86,12 @@ def tools_settled(turn: Sequence[Message]) -> frozenset[str]:
     return frozenset(name for name, settled in state.items() if settled)
 
 
+def reports_missing(command: str, output: str) -> bool:
+    """Whether a run's output says a program or module the line itself runs is missing: this
+    layer's note is what the failure says."""
+    return bool(_missing(command, output))
+
+
 def tool_state_tag(name: str) -> str:
     return state_tag(TOOL_KEY + name)
 

@@ -17,6 +17,7 @@ from cortex.core.extract.speech import is_guess, is_question, is_talk, without_a
 from cortex.core.extract.transcript import Message, Role
 
 MIN_EXPLANATION_WORDS = 6
+MIN_STATE_WORDS = 4  # "The database file doesn't exist." names what is wrong in five words
 MIN_CHANGE_WORDS = 3
 MIN_CAUSE_WORDS = 3  # "Port is still in use" before ", let's ..." is a cause on its own
 FIX_SAID = "; fix: "
@@ -32,6 +33,13 @@ _EXPLAINS = re.compile(
     r"needs? to|must|requires?|missing|wrong|instead|doesn't exist|does not exist|expects?|"
     r"was using|(?:is|are) (?:already |still )?in use|"
     r"(?:is|are|was|were)(?:n't| not) (?:installed|supported))\b|" + _CONSEQUENCE,
+    re.IGNORECASE,
+)
+# A short why names a state of the machine or the project ("Port 3000 is in use.", "jq is not
+# installed."); "The issue is complex." names nothing.
+_STATE = re.compile(
+    r"\b(?:doesn't exist|does not exist|(?:is|are) (?:already |still )?in use|(?:is|are)(?:n't| not) "
+    r"(?:installed|supported|available|running|set)|not found|permission denied|missing|requires? \w+)\b",
     re.IGNORECASE,
 )
 # A why that names what went wrong is the cause; one that only says what had to change ("I need
@@ -99,8 +107,13 @@ def explanation(messages: Sequence[Message]) -> tuple[str, Message | None]:
             asked = is_question(sentence) or aside
             if is_talk(sentence) or is_guess(sentence) or asked:
                 continue
-            if len(sentence.split()) >= MIN_EXPLANATION_WORDS and _EXPLAINS.search(sentence):
-                return _labelled(without_acknowledgement(sentence).rstrip(":").strip()), message
+            said = without_acknowledgement(sentence).rstrip(":").strip()
+            if len(sentence.split()) >= MIN_EXPLANATION_WORDS:
+                if _EXPLAINS.search(sentence):
+                    return _labelled(said), message
+            elif len(sentence.split()) >= MIN_STATE_WORDS and _STATE.search(sentence):
+                # A state named in a few words is the cause ("The mutation requires authentication.").
+                return f"cause: {said.rstrip('.')}", message
     return "", None
 
 

@@ -32,6 +32,7 @@ from cortex.core.extract.commands import (
     split_steps,
     without_inline_env,
 )
+from cortex.core.extract.environment import reports_missing
 from cortex.core.extract.failure_words import change_said, explanation, only_cause, states_fix
 from cortex.core.extract.runs import command_runs, timed_out
 from cortex.core.extract.symptoms import error_digest
@@ -139,11 +140,16 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             # next words say why it failed; without them the failure is noise.
             window = _answers(messages, start, EXPLANATION_WINDOW)
             wider = _answers(messages, start, 2 * EXPLANATION_WINDOW)
-            said, _ = explanation(window)
+            said, said_in = explanation(window)
             ran = _fix_commands(calls[index + 1 :], wider[-1], shown, not said) if wider else []
-            # Without a why, what the assistant set out to change, when a command then changed it
-            # (a run that timed out has no outcome: nothing was there to change).
-            change = "" if said or not ran or stopped else change_said(window)
+            if not ran and reports_missing(command, result.content):
+                continue  # a program or module missing, and nothing done: the environment's note
+            # What the assistant set out to change, when a command then changed it (a run that
+            # timed out has no outcome: nothing was there to change), unless the why says it;
+            # beside a cause, in the words that gave it.
+            says_fix = bool(said) and (not said.startswith("cause:") or states_fix(said))
+            upto = (said_in,) if said_in is not None else window
+            change = "" if not ran or stopped or says_fix else change_said(upto)
             if said or change:
                 reported.add((shown, error))
                 tail = _tail(said, change, ran, False)
@@ -305,9 +311,10 @@ def _fix_commands(
 
 def _tail(why: str, change: str, ran: Sequence[str], fixed: bool) -> str:
     """What a gotcha says after its error: the labelled why, or else the change, then the
-    commands run. A cause of a failure seen fixed says so, for the error alone reads as a state."""
+    commands run. A cause goes with the change the assistant set out to make, or, for a failure
+    seen fixed, says so: the error alone reads as a state."""
     if why.startswith("cause:"):
-        if not fixed or states_fix(why):
+        if states_fix(why) or not (fixed or change):
             return f"{why}{_ran(ran, True)}"
         return f"{why.rstrip('.')}; {f'fix: {change}' if change else 'fixed'}{_ran(ran, True)}"
     said = why or (f"fix: {change}" if change else "")

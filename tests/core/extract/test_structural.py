@@ -357,6 +357,59 @@ def test_failure_fixed_by_another_command_is_a_gotcha_when_explained() -> None:
     )
 
 
+def test_a_state_named_in_a_few_words_is_the_cause_and_the_next_sentence_its_fix() -> None:
+    # Real shapes (a Rust build, a Convex seed): five words name what is wrong, and the next
+    # sentence says what the assistant changes. "The issue is complex." names nothing.
+    fails = "error: error returned from database: (code: 14) unable to open database file"
+    build = 'DATABASE_URL="sqlite://app.db" cargo build --release'
+    failing = bash(build, fails, error=True, tid="1")
+    said = {
+        # What the next sentence sets out to change is the fix, for a command then made it.
+        "The database file doesn't exist. Let me create it with sqlx-cli and run the migrations:": (
+            "cause: The database file doesn't exist; fix: create it with sqlx-cli and run the migrations"
+        ),
+        "The mutation requires authentication.": "cause: The mutation requires authentication",
+        "Port 3000 is in use.": "cause: Port 3000 is in use",
+    }
+    for words, why in said.items():
+        (gotcha,) = _gotchas_after(failing, words, "sqlx database create")
+        assert gotcha.endswith(f"{why} (ran `sqlx database create`)"), words
+    assert _gotchas_after(failing, "The issue is complex.", "sqlx database create") == []
+    assert _gotchas_after(failing, "Hmm, nothing found.", "sqlx database create") == []
+
+
+def test_beside_a_cause_the_fix_is_looked_for_in_the_words_that_gave_it() -> None:
+    # Real shape (a Rust session): "Let's create it:" says too little to be a fix, and the next
+    # message's "use the offline mode instead" was tried on another failure, not this one.
+    failing = bash(
+        'DATABASE_URL="sqlite://app.db" cargo build --release 2>&1 | grep "^error"',
+        "error: error returned from database: (code: 14) unable to open database file",
+        tid="1",
+    )
+    messages = [
+        user("build it"),
+        assistant(uses=(failing,)),
+        assistant("The database file doesn't exist. Let's create it:"),
+        assistant(
+            uses=(
+                bash(
+                    "touch app.db && cargo build --release 2>&1 | tail -1",
+                    "error: could not compile",
+                    tid="2",
+                ),
+            )
+        ),
+        assistant(
+            "The SQLx check still fails. Let's use the offline mode instead by disabling compile-time "
+            "checking:"
+        ),
+        assistant(uses=(bash("sqlx database create", "", tid="3"),)),
+    ]
+    gotchas = [c.content for c in run(*messages) if c.type is MemoryType.GOTCHA and "code: 14" in c.content]
+    assert len(gotchas) == 1 and "cause: The database file doesn't exist (ran `touch app.db" in gotchas[0]
+    assert "offline mode" not in gotchas[0]
+
+
 def _gotchas_after(failing: ToolUse, words: str, fix: str, fix_output: str = "") -> list[str]:
     """The gotchas of a turn: a failing call, the assistant's words, then a command that ran."""
     messages = [
@@ -858,8 +911,10 @@ def test_a_failure_fixed_another_way_names_the_change_when_a_command_made_it() -
         "create a quick seed function to add these (ran `npx convex run --no-push acquisitions:seed"
         in gotcha.content
     )
-    # Without a command that changed something, what it set out to do is no fix.
-    assert not [c for c in run(*messages[:4]) if c.type is MemoryType.GOTCHA]
+    assert "cause: The mutation requires authentication; fix: create a quick seed" in gotcha.content
+    # Without a command that changed something, what it set out to do is no fix: the cause stays.
+    (alone,) = [c for c in run(*messages[:4]) if c.type is MemoryType.GOTCHA]
+    assert alone.content.endswith("); cause: The mutation requires authentication")
     # Tool results between the assistant's messages do not use up the window (the real record
     # shape: each call's result is a user message of its own).
     results = [user(), user(), user()]
