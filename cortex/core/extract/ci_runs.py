@@ -22,10 +22,11 @@ MAX_NAME_CHARS = 60
 _RUN_LIST = re.compile(r"^gh\s+run\s+(?:list|ls)\b")
 _PR_CHECKS = re.compile(r"^gh\s+pr\s+checks\b")
 _FORMATTED = re.compile(r"\s--(?:json|jq|template)\b|\s-[qt]\s")
-_ELAPSED = re.compile(r"^(?:\d+[hms])+$")
+_ELAPSED = re.compile(r"^(?:\d+(?:\.\d+)?(?:h|m|s|ms|\u00b5s|us|ns))+$")  # a Go duration: "1m2.5s", "0s"
 # `gh run list`: status, conclusion, title, workflow, branch, event, id, elapsed, age.
 _RUN_STATUS = frozenset({"completed", "in_progress", "queued", "requested", "waiting", "pending"})
-# `gh pr checks`: name, state, elapsed, link (and, newer, a description).
+# `gh pr checks`: name, state (a cancelled check reads "fail"), elapsed ("0" when not known),
+# link and, newer, a description.
 _CHECK_STATE = frozenset({"pass", "fail", "pending", "skipping", "cancel"})
 
 

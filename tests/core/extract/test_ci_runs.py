@@ -26,7 +26,7 @@ RUNS = (
     "in_progress\t\tfeat: docs\tDocs\tmain\tpush\t18074750000\t1m2s\t2025-09-28T13:10:00Z"
 )
 CHECKS = (
-    "build\tpass\t1m12s\thttps://github.com/o/r/actions/runs/1/job/2\n"
+    "build\tpass\t1m12.5s\thttps://github.com/o/r/actions/runs/1/job/2\t\n"
     "test (ubuntu-latest)\tfail\t2m3s\thttps://github.com/o/r/actions/runs/1/job/3\n"
     "lint\tpending\t0\thttps://github.com/o/r/actions/runs/1/job/4"
 )
@@ -48,7 +48,7 @@ def test_the_newest_run_of_each_workflow_is_where_ci_stands() -> None:
 
 def test_the_checks_of_a_pull_request_are_read_though_the_command_exits_non_zero() -> None:
     assert state(bash("gh pr checks 389", CHECKS, error=True)) == (
-        "CI as `gh pr checks 389` listed it: build: pass (1m12s); "
+        "CI as `gh pr checks 389` listed it: build: pass (1m12.5s); "
         "test (ubuntu-latest): fail (2m3s); lint: pending"
     )
 
