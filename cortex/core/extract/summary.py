@@ -46,6 +46,7 @@ SUBAGENT_TAG = "subagent"  # second-hand: recall finds it, the briefing leaves i
 MIN_SECTION_WORDS = 12
 MAX_SECTION_CHARS = 700
 MAX_CODE_LINES = 4  # a fenced block longer than this is output or a listing, not a finding
+MAX_SETTING_LINES = 12  # unless each line sets something (`LOG_LEVEL=INFO`): settings are facts
 MAX_HEADING_WORDS = 8
 MIN_ITEM_WORDS = 5
 MAX_ITEM_CHARS = 320
@@ -63,6 +64,9 @@ SUBAGENT_PRIORITY = 2
 _SETTLED_ONLY = (MemoryType.GOTCHA, MemoryType.DECISION)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# A line that sets an environment variable or a key: `PROMPT_INJECTION_MODEL_PATH=/models/v2`,
+# `export X=1`, `log_level: INFO` (not code: `services.x.enable = true;`).
+_SETTING = re.compile(r"^\s*(?:(?:export\s+)?[A-Za-z_]\w*=\S|[A-Za-z_][\w.-]*:\s+\S)")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # Decoration that carries no words: emoji and pictographs, box drawing, arrows, dingbats.
 # Arrows say "became" ("npm → bun"): kept as `->`, not dropped with the decoration.
@@ -147,7 +151,7 @@ def clean_report(text: str) -> list[str]:
     in_code = False
     for raw in text.splitlines():
         if _FENCE.match(raw):
-            if in_code and len(block) <= MAX_CODE_LINES:
+            if in_code and (len(block) <= MAX_CODE_LINES or _settings(block)):
                 out.extend(f"`{b.strip()}`" for b in block if b.strip())
             block, in_code = [], not in_code
             continue
@@ -163,6 +167,11 @@ def clean_report(text: str) -> list[str]:
         if line:
             out.append(f"- {line}" if row else line)
     return out
+
+
+def _settings(block: Sequence[str]) -> bool:
+    lines = [b for b in block if b.strip()]
+    return 0 < len(lines) <= MAX_SETTING_LINES and all(_SETTING.match(b) for b in lines)
 
 
 def word_count(text: str) -> int:

@@ -459,6 +459,25 @@ def test_headings_whose_bodies_were_code_do_not_type_the_section() -> None:
     assert section.content.startswith("Usage Examples\nVerification Results\n- Flake Check")
 
 
+def test_a_block_of_settings_is_kept_whatever_its_length() -> None:
+    # Real shape (a Render deployment): the variables to set were a six-line block under their
+    # heading, and the section kept the heading alone.
+    env = "AUTH_TOKEN=<keep your token>\nPROMPT_INJECTION_MODEL_PATH=/models/prompt-injection-v2\n"
+    env += "LOG_LEVEL=INFO\nSCAN_PROMPT_TIMEOUT=120\nexport SCAN_OUTPUT_TIMEOUT=120\nLAZY_LOAD=true\n"
+    lines = clean_report(f"### 2. Update Environment Variables in Render:\n```\n{env}```\n### 3. Done")
+    assert "`PROMPT_INJECTION_MODEL_PATH=/models/prompt-injection-v2`" in lines
+    assert "`export SCAN_OUTPUT_TIMEOUT=120`" in lines and lines[-1] == "3. Done"
+    flat = clean_report("```yaml\n" + "".join(f"key{i}: value {i}\n" for i in range(6)) + "```")
+    assert flat == [f"`key{i}: value {i}`" for i in range(6)]
+    # Code, a nested document and a long listing stay out.
+    code = clean_report("```nix\n" + "services.skypilot.enable = true;\n" * 6 + "```")
+    nested = clean_report(
+        "```yaml\non:\n  push:\n    branches: [main]\njobs:\n  build:\n    runs-on: ubuntu\n```"
+    )
+    listing = clean_report("```\n" + "".join(f"VAR{i}=x\n" for i in range(13)) + "```")
+    assert code == nested == listing == []
+
+
 def test_arrows_say_what_became_what() -> None:
     lines = clean_report("What We Changed\n- Lockfile (package-lock.json → bun.lock)\n- Scripts: npm ➜ bun")
     assert lines == ["What We Changed", "- Lockfile (package-lock.json -> bun.lock)", "- Scripts: npm -> bun"]
