@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from cortex.core.extract.commands import clip, render_command, split_steps
+from cortex.core.extract.commands import clip, render_command, split_steps, without_inline_env
 from cortex.core.extract.transcript import ToolUse
 
 CI_KEY = "ci:github"  # the state key: a later listing in the same branch replaces the note
@@ -38,9 +38,10 @@ def ci_state(uses: Sequence[ToolUse]) -> tuple[str, ToolUse] | None:
         result = use.result
         if not isinstance(command, str) or result is None or result.rejected or result.interrupted:
             continue
-        shown = render_command(command)
-        if not _plain_listing(command) or _FORMATTED.search(f" {shown} "):
+        step = _listing_step(command)
+        if step is None or _FORMATTED.search(f" {step} "):
             continue
+        shown = render_command(step)
         if _RUN_LIST.match(shown):
             listed = _runs(result.content)
         elif _PR_CHECKS.match(shown):
@@ -52,12 +53,16 @@ def ci_state(uses: Sequence[ToolUse]) -> tuple[str, ToolUse] | None:
     return None
 
 
-def _plain_listing(command: str) -> bool:
-    """Whether the line's last `gh` step is the listing as printed, or only its first lines
-    (`| head`): not filtered (`| grep`), nor its oldest lines (`| tail`)."""
-    steps = [step.strip() for step in split_steps(command.strip().splitlines()[0] if command.strip() else "")]
+def _listing_step(command: str) -> str | None:
+    """The line's last `gh` step (`gh auth status && GH_PAGER=cat gh run list`), when what it
+    printed is the listing as it was, or only its first lines (`| head`): not filtered (`| grep`),
+    nor its oldest lines (`| tail`)."""
+    first = command.strip().splitlines()[0] if command.strip() else ""
+    steps = [without_inline_env(step.strip()) for step in split_steps(first)]
     at = max((i for i, step in enumerate(steps) if step.startswith("gh ")), default=None)
-    return at is not None and all(step.startswith("head") for step in steps[at + 1 :])
+    if at is None or not all(step.startswith("head") for step in steps[at + 1 :]):
+        return None
+    return steps[at]
 
 
 def _runs(output: str) -> list[str]:

@@ -63,6 +63,12 @@ def test_what_is_not_a_plain_listing_says_nothing() -> None:
     assert state(bash("cd repo && gh run list | head -2", RUNS)) is not None  # the newest ones
 
 
+def test_the_listing_is_the_lines_last_gh_step() -> None:
+    for line in ("gh auth status && gh run list --limit 5", "GH_PAGER=cat gh run list --limit 5"):
+        listed = state(bash(line, RUNS))
+        assert listed is not None and listed.startswith("CI as `gh run list --limit 5` listed it: "), line
+
+
 def test_the_turns_last_listing_wins_and_is_a_progress_state() -> None:
     notes = extract_structural(
         [
