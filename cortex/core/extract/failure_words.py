@@ -36,7 +36,8 @@ _EXPLAINS = re.compile(
     re.IGNORECASE,
 )
 # A short why names a state of the machine or the project ("Port 3000 is in use.", "jq is not
-# installed."); "The issue is complex." names nothing.
+# installed."); "The issue is complex." and "This requires more investigation." name nothing.
+_VAGUE_SUBJECT = re.compile(r"^(?:this|that|it|something|what|which)\b", re.IGNORECASE)
 _STATE = re.compile(
     r"\b(?:doesn't exist|does not exist|(?:is|are) (?:already |still )?in use|(?:is|are)(?:n't| not) "
     r"(?:installed|supported|available|running|set)|not found|permission denied|missing|requires? \w+)\b",
@@ -111,10 +112,16 @@ def explanation(messages: Sequence[Message]) -> tuple[str, Message | None]:
             if len(sentence.split()) >= MIN_EXPLANATION_WORDS:
                 if _EXPLAINS.search(sentence):
                     return _labelled(said), message
-            elif len(sentence.split()) >= MIN_STATE_WORDS and _STATE.search(sentence):
+            elif _names_state(said):
                 # A state named in a few words is the cause ("The mutation requires authentication.").
                 return f"cause: {said.rstrip('.')}", message
     return "", None
+
+
+def _names_state(said: str) -> bool:
+    """A few words that name a state of something named ("Port 3000 is in use")."""
+    enough = len(said.split()) >= MIN_STATE_WORDS
+    return enough and _STATE.search(said) is not None and _VAGUE_SUBJECT.match(said) is None
 
 
 def _labelled(sentence: str) -> str:
