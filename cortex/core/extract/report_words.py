@@ -11,10 +11,11 @@ import re
 
 from cortex.core.model import MemoryType
 
-# Work still to do, as a heading says it: "MUST-FIX Before Merge", "Action items", "Follow-ups".
+# Work still to do, as a heading says it: "MUST-FIX Before Merge", "Action items", "Follow-ups",
+# "Remaining Issues", "What's left".
 _PENDING = (
     r"must[- ]fix|to[- ]?dos?|action items?|before merg\w*|follow[- ]?ups?|"
-    r"open (?:issues|items|questions)|still to do|defer\w*"
+    r"open (?:issues|items|questions)|still to do|defer\w*|remaining|left to do|what(?:'s| is) left"
 )
 
 # What a section's heading (or first line) says it is; the first pattern that matches wins.

@@ -20,7 +20,7 @@ from cortex.core.extract.commands import (
     parse_git_add_paths,
     render_command,
 )
-from cortex.core.extract.failures import command_family, extract_failures
+from cortex.core.extract.failures import EVIDENCE_CONFIDENCE, command_family, extract_failures
 from cortex.core.extract.merges import merge_note
 from cortex.core.extract.runs import command_runs, timed_out, without_timeout
 from cortex.core.extract.service_errors import extract_service_errors
@@ -209,7 +209,10 @@ def _tests(turn: _Turn, project_root: str | None) -> Found:
         detail = f" ({clip(summary, MAX_DETAIL_CHARS)})" if summary else ""
         content = f"{verdict}: `{shown}`{detail}"
         tags = _state("test", shown) if failed else (*_state("test", shown), PASSED_TAG)
-        found.append((_candidate(content, MemoryType.PROGRESS, (), 0.55, 4 if failed else 3, tags), message))
+        # A failing run rests on the runner's own count, as a failure's gotcha does: in the briefing
+        # it is not outranked by a report's prose ("Remaining Tasks: ...") of the same branch.
+        confidence, priority = (EVIDENCE_CONFIDENCE, 4) if failed else (0.55, 3)
+        found.append((_candidate(content, MemoryType.PROGRESS, (), confidence, priority, tags), message))
     return found
 
 

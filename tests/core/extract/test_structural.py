@@ -981,3 +981,29 @@ def test_a_background_run_has_its_verdict_where_task_output_reports_it() -> None
     (verdict,) = [c for c in ended if c.content.startswith("Tests ")]
     assert verdict.content.startswith("Tests failing: `python -m pytest tests/test_notes.py -q`")
     assert "1 failed, 4 passed" in verdict.content
+
+
+def test_a_failing_test_run_is_not_outranked_by_the_reports_prose_in_the_briefing() -> None:
+    # Real shape (a pull request's session): the turn's "Remaining Tasks" section and its
+    # "Tests failing" verdict compete for the branch's few progress places; the verdict rests on
+    # the runner's count, as a failure's gotcha does, and the prose on the assistant's word.
+    from cortex.core.extract.summary import extract_reports
+    from cortex.core.model import Scope, Source
+    from cortex.core.recall.ranking import BriefingWeights, score_briefing
+    from cortex.core.write.apply import new_memory
+    from tests.conftest import T0
+
+    output = "FAIL test/utils/error-sanitizer.test.ts\nTests  16 failed | 690 passed (734)"
+    failing = bash("npm run test:offline", output, error=True, tid="1")
+    report = (
+        "## Remaining Tasks\n- Merge the fixes into PR #389\n- Create 3 follow-up issues for technical debt"
+    )
+    messages = [user("run the tests"), assistant(uses=(failing,)), assistant(report)]
+    (verdict,) = [c for c in run(*messages) if c.content.startswith("Tests failing")]
+    (section,) = [c for c, _ in extract_reports(messages) if c.content.startswith("Remaining Tasks")]
+    assert section.type is verdict.type is MemoryType.PROGRESS
+    verdict_m, section_m = (
+        new_memory(f"{i:010x}", c, Scope.PROJECT, Source(), T0) for i, c in enumerate((verdict, section))
+    )
+    weights = BriefingWeights()
+    assert score_briefing(verdict_m, weights, 0.0) >= score_briefing(section_m, weights, 0.0)

@@ -219,6 +219,11 @@ def test_a_section_of_work_still_to_do_is_a_state_and_a_how_to_fix_is_not() -> N
             MemoryType.PROGRESS,
         ),
         ("Action items\n- Sanitize error messages before they reach the client", MemoryType.PROGRESS),
+        # Real shapes (a pull request's closing report, a subagent's): what is left is where the
+        # work stands, replaced by a later report; "Remaining Issues" was a lasting gotcha.
+        ("Remaining Tasks:\n- Merge fixes into PR #389\n- Merge PR #389 to main", MemoryType.PROGRESS),
+        ("Remaining Issues\n- The date parser fails on leap years in UTC", MemoryType.PROGRESS),
+        ("What's left\n- Update the docs for the sync workflow", MemoryType.PROGRESS),
         (
             "How to fix the port error\nKill the old server process before starting a new one.",
             MemoryType.GOTCHA,
