@@ -69,7 +69,7 @@ def supersede_states(
     for old in plan_state_supersession(newest, list(held.values())):
         if is_report_section(old) and not same_topic(old, topics):
             continue  # another topic's report: the latest report does not say where that stands
-        if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
+        if _said_after(old, said_at):
             continue
         retire(cx, store, old, superseded_by(newest, old), now)
     _fixed_later(cx, store, latest, said_at, now)
@@ -95,7 +95,7 @@ def _fixed_later(
         branch = branch_key(old.source.branch)
         if old.status is not Status.ACTIVE or not any((branch, k) in passed for k in state_keys(old.tags)):
             continue
-        if said_at is not None and old.source.said_at is not None and old.source.said_at > said_at:
+        if _said_after(old, said_at):
             continue  # said after the passing run (a transcript read again from the start)
         if CAUSE_ONLY_TAG in old.tags:
             retire(cx, store, old, superseded_by(passed, old), now)
@@ -159,8 +159,7 @@ def settle_tools(cx: Cortex, store: MemoryStore, reply: Reply) -> None:
         name = tool_of(old.tags)
         if old.status is not Status.ACTIVE or name is None or not settles(reply.settled, name):
             continue
-        said = old.source.said_at
-        if reply.said_at is not None and said is not None and said > reply.said_at:
+        if _said_after(old, reply.said_at):
             continue
         retire(cx, store, old, None, now)
 
@@ -352,6 +351,13 @@ def _merge_manifest_notes(
         for old in older:
             current[old.id] = retire(cx, store, old, note.id, now)
     return changed
+
+
+def _said_after(note: Memory, at: datetime | None) -> bool:
+    """Whether `note` was said after the moment `at` (both known): a transcript read again from
+    the start, whose later notes an earlier turn does not replace."""
+    said = note.source.said_at
+    return at is not None and said is not None and said > at
 
 
 def _holder(store: MemoryStore, note: Memory, digest: str) -> Memory | None:
