@@ -147,9 +147,8 @@ def extract_failures(messages: Sequence[Message]) -> Found:
             # What the assistant set out to change, when a command then changed it (a run that
             # timed out has no outcome: nothing was there to change), unless the why says it;
             # beside a cause, in the words that gave it.
-            says_fix = bool(said) and (not said.startswith("cause:") or states_fix(said))
             upto = (said_in,) if said_in is not None else window
-            change = "" if not ran or stopped or says_fix else change_said(upto)
+            change = "" if not ran or stopped or states_fix(said) else change_said(upto)
             if said or change:
                 reported.add((shown, error))
                 tail = _tail(said, change, ran, False)
