@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from cortex.core.extract.commands import clip, render_command, split_steps, without_inline_env
-from cortex.core.extract.transcript import ToolUse
+from cortex.core.extract.transcript import Message, ToolUse
 
 CI_KEY = "ci:github"  # the state key: a later listing in the same branch replaces the note
 MAX_ENTRIES = 6
@@ -30,9 +30,9 @@ _RUN_STATUS = frozenset({"completed", "in_progress", "queued", "requested", "wai
 _CHECK_STATE = frozenset({"pass", "fail", "pending", "skipping", "cancel"})
 
 
-def ci_state(uses: Sequence[ToolUse]) -> tuple[str, ToolUse] | None:
-    """The turn's last readable CI listing as a state note, with the call that listed it."""
-    for use in reversed(uses):
+def ci_state(calls: Sequence[tuple[ToolUse, Message]]) -> tuple[str, Message] | None:
+    """The turn's last readable CI listing as a state note, with the message that listed it."""
+    for use, message in reversed(calls):
         command = use.input.get("command") if use.name == "Bash" else None
         # `gh pr checks` exits 8 when a check fails or is pending: the listing is still the answer.
         result = use.result
@@ -49,7 +49,7 @@ def ci_state(uses: Sequence[ToolUse]) -> tuple[str, ToolUse] | None:
         else:
             continue
         if listed:
-            return f"CI as `{shown}` listed it: {'; '.join(listed)}", use
+            return f"CI as `{shown}` listed it: {'; '.join(listed)}", message
     return None
 
 

@@ -304,12 +304,10 @@ def _merges(turn: _Turn) -> Found:
 def _ci(turn: _Turn) -> Found:
     """Where CI stands, as the turn's last `gh run list` or `gh pr checks` listed it: a state
     a later listing replaces."""
-    calls = _calls(turn.messages)
-    found = ci_state([use for use, _ in calls])
+    found = ci_state(_calls(turn.messages))
     if found is None:
         return []
-    note, listed = found
-    message = next(m for use, m in calls if use is listed)
+    note, message = found
     return [(_candidate(note, MemoryType.PROGRESS, (), 0.55, 4, (state_tag(CI_KEY),)), message)]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from cortex.app import Cortex
 from cortex.core.extract.ci_runs import ci_state
 from cortex.core.extract.structural import extract_structural
+from cortex.core.extract.transcript import ToolUse
 from cortex.core.model import Memory, MemoryType, Scope, Status
 from cortex.core.write.state import state_keys
 from tests.capture.test_state_supersession import capture_turns, turn
@@ -32,8 +33,8 @@ CHECKS = (
 )
 
 
-def state(*uses: object) -> str | None:
-    found = ci_state(list(uses))  # type: ignore[arg-type]
+def state(*uses: ToolUse) -> str | None:
+    found = ci_state([(use, assistant(uses=(use,))) for use in uses])
     return None if found is None else found[0]
 
 
