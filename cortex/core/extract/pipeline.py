@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cortex.core.extract.claims import without_unbacked_claims
+from cortex.core.extract.compaction import extract_compacted_fixes
 from cortex.core.extract.environment import missing_tools, tools_settled
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fields, kept_patch
@@ -119,9 +120,8 @@ def replies(messages: Sequence[Message]) -> list[Reply]:
     for turn in split_turns(messages):
         prompt = next((m for m in turn if starts_turn(m) and m.texts), None)
         if prompt is not None:
-            said = prompt.texts[0]
+            said, at, record = prompt.texts[0], prompt.timestamp, prompt.record
             rejects, merged, picked = rejects_answer(said), reported_merge(said), picked_option(said)
-            at, record = prompt.timestamp, prompt.record
             reply = Reply(prompt.end_offset, prompt.session_id, record, rejects, merged, picked, at)
             redirect, settled = redirection(said.split("\n\n", 1)[0]), tools_settled(turn)
             out.append(replace(reply, redirect=redirect, settled=settled))
@@ -185,6 +185,7 @@ def _turn_candidates(
         raw.extend(without_unbacked_claims(extract_reports(untagged), turn))
         raw.extend(extract_signals(untagged, project_words=words))
         raw.extend(extract_manifest_changes(turn))
+        raw.extend(extract_compacted_fixes(turn))
         raw.extend(missing_tools(turn))
         raw.extend(_task_list(turn, tasks))
     if Layer.LEXICAL in include_layers:
@@ -277,9 +278,7 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
     out = []
     for message in messages:
         uses = tuple(ToolUse(u.id, u.name, _kept_input(u.input), linked_result(u)) for u in message.tool_uses)
-        command = message.command
-        if command is not None:
-            command = replace(command, args=redact(command.args).text)
+        command = message.command and replace(message.command, args=redact(message.command.args).text)
         texts = tuple(t for t in (redact(t).text.strip() for t in message.texts) if t)
         out.append(
             replace(
@@ -288,6 +287,7 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
                 tool_uses=uses,
                 tool_results=tuple(clean_result(r) for r in message.tool_results),
                 command=command,
+                compacted=redact(message.compacted).text,
             )
         )
     return out

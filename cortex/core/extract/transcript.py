@@ -55,6 +55,7 @@ class _Pending:
     results: list[ToolResult] = field(default_factory=list)
     command: SlashCommand | None = None
     has_thinking: bool = False
+    compacted: str = ""
 
 
 def line_identity(line: bytes) -> str:
@@ -155,10 +156,12 @@ class _Scan:
             return False
         if obj.get("isSidechain") is True and not self.include_sidechains:
             return False
-        if any(obj.get(flag) for flag in _SKIP_FLAGS):
-            return False
         message = obj.get("message")
         if not isinstance(message, Mapping):
+            return False
+        if kind == "user" and obj.get("isCompactSummary") is True and not obj.get("repeatsCompactSummary"):
+            return self._take_summary(obj, message, end)
+        if any(obj.get(flag) for flag in _SKIP_FLAGS):
             return False
         if kind == "assistant":
             self._take_assistant(obj, message, end)
@@ -187,6 +190,17 @@ class _Scan:
                 if isinstance(tid, str) and isinstance(name, str):
                     inp = tool_input if isinstance(tool_input, Mapping) else {}
                     acc.uses.append((tid, name, inp))
+
+    def _take_summary(self, obj: Mapping[str, object], message: Mapping[str, object], end: int) -> bool:
+        """A compacted conversation's summary: kept as what it is, never as a prompt."""
+        blocks = parse_blocks(message.get("content"))
+        text = "\n".join(t for b in blocks if b.get("type") == "text" and (t := clean_text(b.get("text"))))
+        if not text:
+            return False
+        acc = _Pending(Role.USER, obj, compacted=text)
+        _add_uuid(acc, obj, end)
+        self.pending.append(acc)
+        return True
 
     def _take_user(self, obj: Mapping[str, object], message: Mapping[str, object], end: int) -> bool:
         acc = _Pending(Role.USER, obj)
@@ -266,6 +280,7 @@ def _finish(pending: list[_Pending]) -> tuple[Message, ...]:
                 command=acc.command,
                 has_thinking=acc.has_thinking,
                 is_sidechain=head.get("isSidechain") is True,
+                compacted=acc.compacted,
             )
         )
     return tuple(messages)

@@ -79,6 +79,9 @@ class Message:
     command: SlashCommand | None = None
     has_thinking: bool = False
     is_sidechain: bool = False
+    # The summary Claude Code wrote in place of a compacted conversation (a user record flagged
+    # `isCompactSummary`): the session's own digest of what came before, not a prompt.
+    compacted: str = ""
 
     @property
     def record(self) -> str | None:

@@ -193,8 +193,8 @@ def test_only_user_and_assistant_records_become_messages() -> None:
     [
         {"isSidechain": True},
         {"isMeta": True},
-        {"isCompactSummary": True},
         {"repeatsCompactSummary": True},
+        {"isCompactSummary": True, "repeatsCompactSummary": True},
         {"isVisibleInTranscriptOnly": True},
     ],
 )
@@ -203,6 +203,31 @@ def test_flagged_user_records_are_skipped(flag: dict[str, object]) -> None:
     chunk = parse({**record, **flag})
     assert chunk.messages == ()
     assert chunk.skipped == 1
+
+
+SUMMARY = "This session is being continued from a previous conversation.\n4. Errors and fixes:\n   - a fix"
+
+
+@pytest.mark.parametrize(
+    ("content", "flags"),
+    [
+        (SUMMARY, {}),  # 1.0.x: a string, nothing else flagged
+        ([{"type": "text", "text": SUMMARY}], {}),  # a list of text blocks
+        (SUMMARY, {"isVisibleInTranscriptOnly": True}),  # 2.x
+    ],
+)
+def test_a_compaction_summary_is_kept_as_such_and_never_as_a_prompt(
+    content: object, flags: dict[str, object]
+) -> None:
+    summary = {**user_record(content, "cs"), "isCompactSummary": True, **flags}
+    chunk = parse(user_record("first prompt"), summary, user_record("next prompt", "u2"))
+    assert [(m.texts, m.compacted) for m in chunk.messages] == [
+        (("first prompt",), ""),
+        ((), SUMMARY),
+        (("next prompt",), ""),
+    ]
+    assert chunk.messages[1].record == "cs" and chunk.messages[1].git_branch == "main"
+    assert chunk.skipped == 0
 
 
 @pytest.mark.parametrize(
