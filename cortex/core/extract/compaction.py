@@ -17,11 +17,11 @@ from collections.abc import Sequence
 
 from cortex.core.extract.speech import LIST_ITEM
 from cortex.core.extract.summary import (
-    MAX_SECTION_CHARS,
     MIN_ITEM_WORDS,
     REPORT_CONFIDENCE,
     REPORT_PRIORITY,
     clean_report,
+    clip_at_line,
     turn_candidate,
     word_count,
 )
@@ -76,7 +76,7 @@ def fix_items(summary: str) -> list[str]:
     for raw in _items(_section(summary.splitlines())):
         lines = [LIST_ITEM.sub("", line).strip() for line in clean_report("\n".join(raw))]
         lines = [line for line in lines if line and not _NOTHING_SAID.match(line)]
-        text = _clipped("\n".join(lines))
+        text = clip_at_line("\n".join(lines))
         if word_count(text) < MIN_ITEM_WORDS or _UNRESOLVED.search(text) or not _TROUBLE.search(text):
             continue
         out.append(text)
@@ -116,11 +116,3 @@ def _items(body: Sequence[str]) -> list[list[str]]:
         elif items:
             items[-1].append(line)
     return items
-
-
-def _clipped(text: str) -> str:
-    """At most MAX_SECTION_CHARS, cut at a line's end where one is near."""
-    if len(text) <= MAX_SECTION_CHARS:
-        return text
-    cut = text.rfind("\n", 0, MAX_SECTION_CHARS)
-    return text[: cut if cut > MAX_SECTION_CHARS // 2 else MAX_SECTION_CHARS].rstrip()

@@ -213,10 +213,15 @@ def _section_text(lines: Sequence[str]) -> str:
     text = without_lead_in("\n".join(_without_empty_labels(without_offers(body))).strip())
     if word_count(text) < MIN_SECTION_WORDS:
         return ""
-    if len(text) > MAX_SECTION_CHARS:
-        cut = text.rfind("\n", 0, MAX_SECTION_CHARS)
-        text = without_lead_in(text[: cut if cut > MAX_SECTION_CHARS // 2 else MAX_SECTION_CHARS].rstrip())
-    return text
+    return without_lead_in(clip_at_line(text)) if len(text) > MAX_SECTION_CHARS else text
+
+
+def clip_at_line(text: str, limit: int = MAX_SECTION_CHARS) -> str:
+    """At most `limit` characters, cut at a line's end where one is past half of them."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    return text[: cut if cut > limit // 2 else limit].rstrip()
 
 
 def without_lead_in(text: str) -> str:
