@@ -393,6 +393,8 @@ messages = st.builds(
     tool_uses=st.lists(tool_uses, max_size=3).map(tuple),
     command=st.none() | st.builds(SlashCommand, st.sampled_from(["/remember", "/x"]), texts),
     git_branch=st.none() | st.sampled_from(["main", "feature/x", "HEAD"]),
+    # A compaction summary whose "Errors and fixes" items quote anything, secrets included.
+    compacted=st.just("") | texts.map(lambda t: f"4. Errors and fixes:\n   - **Build error**: {t}\n   - {t}"),
 )
 
 
