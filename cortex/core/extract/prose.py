@@ -13,6 +13,11 @@ _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _EMPHASIS = re.compile(r"\*\*|__")
+# A line of a program's log, pasted or quoted: it opens with a time of day or a date and time
+# ("15:12:06.527 If running locally, make sure to ...", "[22:37:02] done", "2025-10-20T15:12:06Z").
+_LOG_LINE = re.compile(
+    r"^\s*\[?(?:\d{4}-\d{2}-\d{2}[T ])?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?:\s|$)"
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`\"'(\[*_])")
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp)\.$", re.IGNORECASE)
 _MARK = "\ue000"  # private-use character: stands in for inline code while splitting
@@ -33,7 +38,8 @@ _WINDOWS_PATH = re.compile(
 
 
 def parse_prose_blocks(text: str) -> list[str]:
-    """Paragraphs of prose: fenced and indented code, blockquotes, tables and headings removed."""
+    """Paragraphs of prose: fenced and indented code, blockquotes, tables, log lines and headings
+    removed."""
     blocks: list[str] = []
     current: list[str] = []
     fence: str | None = None
@@ -56,8 +62,8 @@ def parse_prose_blocks(text: str) -> list[str]:
         stripped = line.strip()
         if not stripped or _HEADING.match(line) or stripped == CLIP_MARK:
             flush()  # a clipped result's head and tail are not one paragraph
-        elif stripped.startswith((">", "|")) or line.startswith(("    ", "\t")):
-            flush()  # quoted text is someone else's statement; tables and indented code are data
+        elif stripped.startswith((">", "|")) or line.startswith(("    ", "\t")) or _LOG_LINE.match(line):
+            flush()  # quoted text is someone else's statement; tables, indented code and logs are data
         elif _LIST_MARKER.match(line):
             flush()  # every list item stands alone
             current.append(_LIST_MARKER.sub("", line, count=1).strip())

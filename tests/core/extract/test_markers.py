@@ -92,6 +92,19 @@ def test_code_quotes_and_tables_are_not_prose() -> None:
     assert lexical(assistant(text)) == []
 
 
+def test_a_log_pasted_into_a_prompt_is_not_the_users_words() -> None:
+    # A tool's advice in the log ("make sure to ...") is not a gotcha of the project's.
+    log = (
+        "the vercel build fails:\n"
+        "15:12:06.526 Error: No address provided to ConvexReactClient.\n"
+        "15:12:06.527 If trying to deploy to production, make sure to follow all the instructions "
+        "found at https://docs.convex.dev/production/hosting/\n"
+        "15:12:06.527 If running locally, make sure to run `convex dev` and ensure the .env.local "
+        "file is populated."
+    )
+    assert lexical(user(log)) == []
+
+
 def test_candidates_have_lexical_shape() -> None:
     (found,) = lexical(assistant("Some intro. We ruled out Chroma because it needs a server process."))
     assert found.layer is Layer.LEXICAL and found.type is MemoryType.DECISION

@@ -35,6 +35,24 @@ def test_blocks_leave_out_code_quotes_tables_and_headings() -> None:
     ]
 
 
+def test_a_pasted_log_is_not_prose() -> None:
+    # A deploy log pasted into a prompt: its lines open with a time of day (Vercel), a date and
+    # time (most servers) or a bracketed time; the words around it are the user's.
+    text = (
+        "the deploy fails, here is the log:\n"
+        "15:12:06.526 Error: No address provided to ConvexReactClient.\n"
+        "15:12:06.527 If running locally, make sure to run `convex dev` first.\n"
+        "2025-10-20T15:12:07.001Z WARN always use the production URL here\n"
+        "[15:12:08] Build failed because of the error above.\n"
+        "2025-10-20 15:12:09,114 INFO never retry a failed deploy\n"
+        "Can you fix it? At 15:30 I will try again."
+    )
+    assert parse_prose_blocks(text) == [
+        "the deploy fails, here is the log:",
+        "Can you fix it? At 15:30 I will try again.",
+    ]
+
+
 def test_a_clipped_texts_head_and_tail_are_not_one_paragraph() -> None:
     # What stood between them is gone: joined, they would read as one sentence.
     clipped = f"The deploy failed because the build step\n{CLIP_MARK}\nruns on every push to main now."
