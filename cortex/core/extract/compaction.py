@@ -15,13 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from cortex.core.extract.commands import clip
 from cortex.core.extract.speech import LIST_ITEM
 from cortex.core.extract.summary import (
+    MAX_SECTION_CHARS,
     MIN_ITEM_WORDS,
     REPORT_CONFIDENCE,
     REPORT_PRIORITY,
     clean_report,
-    clip_at_line,
     turn_candidate,
     word_count,
 )
@@ -71,16 +72,27 @@ def extract_compacted_fixes(messages: Sequence[Message]) -> Found:
 
 
 def fix_items(summary: str) -> list[str]:
-    """The resolved items of the summary's "Errors and fixes" section, each as clean lines."""
+    """The resolved items of the summary's "Errors and fixes" section, each on one line."""
     out: list[str] = []
     for raw in _items(_section(summary.splitlines())):
         lines = [LIST_ITEM.sub("", line).strip() for line in clean_report("\n".join(raw))]
         lines = [line for line in lines if line and not _NOTHING_SAID.match(line)]
-        text = clip_at_line("\n".join(lines))
+        text = clip(_one_line(lines), MAX_SECTION_CHARS)
         if word_count(text) < MIN_ITEM_WORDS or _UNRESOLVED.search(text) or not _TROUBLE.search(text):
             continue
         out.append(text)
     return out
+
+
+def _one_line(lines: Sequence[str]) -> str:
+    """An item's lines as one: its title, then each detail after "; " ("Missing lazy_static:
+    Fixed by adding ...; User feedback: ..."); a label line ("Description:") runs on into the
+    line it introduces, and a sentence into the next."""
+    text = lines[0] if lines else ""
+    for index, line in enumerate(lines[1:]):
+        runs_on = text.endswith((":", "\uff1a", ".", "!", "?"))
+        text = f"{text}{' ' if runs_on else ('; ' if index else ': ')}{line}"
+    return text
 
 
 def _section(lines: Sequence[str]) -> list[str]:

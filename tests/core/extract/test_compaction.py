@@ -66,9 +66,9 @@ Solved the deploy error.
 
 def test_nested_items_become_one_gotcha_each_with_their_details() -> None:
     assert fix_items(NESTED) == [
-        'SciPy import error:\nError: "A NumPy version >=1.21.6 and <1.28.0 is required"\n'
+        'SciPy import error: Error: "A NumPy version >=1.21.6 and <1.28.0 is required"; '
         "Fix: Pinned `numpy<2` in requirements.txt",
-        "Docs return 404:\nRoot cause: the OpenAPI route is only mounted in debug mode\n"
+        "Docs return 404: Root cause: the OpenAPI route is only mounted in debug mode; "
         "Fix: run with LOG_LEVEL=DEBUG",
     ]
 
@@ -83,9 +83,9 @@ def test_an_item_that_names_no_trouble_is_not_a_gotcha() -> None:
 
 def test_subheaded_items_keep_their_fields_and_an_unfixed_one_is_left_out() -> None:
     assert fix_items(SUBHEADINGS) == [
-        "Error 1: Deploy push returned 500\nDescription:\n"
-        "`Error: Unable to finish push to https://example.convex.cloud`\n"
-        "Root Cause: The runtime flag produced sourcemaps the backend rejects\n"
+        "Error 1: Deploy push returned 500: Description: "
+        "`Error: Unable to finish push to https://example.convex.cloud`; "
+        "Root Cause: The runtime flag produced sourcemaps the backend rejects; "
         "How Fixed: Removed the flag from every script in package.json"
     ]
 
@@ -103,6 +103,19 @@ def test_an_item_still_open_when_the_summary_was_written_is_left_out(item: str) 
     fixed = "   - **Port in use**: Fixed by killing the old server"
     summary = f"{OPENING}\n4. Errors and fixes:\n{item}\n{fixed}\n"
     assert fix_items(summary) == ["Port in use: Fixed by killing the old server"]
+
+
+def test_an_item_reads_as_one_line_and_a_long_one_is_cut() -> None:
+    summary = (
+        f"{OPENING}\n4. Errors and fixes:\n"
+        "   - **Missing lazy_static**\n      - Fixed by adding lazy_static\n"
+        "   - **Slow build**: The cache was cold. Fixed by warming it.\n"
+        f"   - **Huge error**: {'word ' * 300}fixed\n"
+    )
+    short, sentence, long = fix_items(summary)
+    assert short == "Missing lazy_static: Fixed by adding lazy_static"
+    assert sentence == "Slow build: The cache was cold. Fixed by warming it."
+    assert len(long) == 700 and long.endswith("…") and "\n" not in long
 
 
 def test_a_summary_without_the_section_gives_nothing() -> None:
