@@ -50,6 +50,8 @@ placeholder|STRIPE_SECRET_KEY=[[sk_test_xxxxxxxxxxxxxxxxxxxxxxxx]]
 placeholder|AWS_ACCESS_KEY_ID=[[AKIAXXXXXXXXXXXXXXXX]]
 placeholder|GITHUB_TOKEN=[[ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX]]
 placeholder|api_key: "[[<your-api-key>]]"
+placeholder|AUTH_TOKEN=[[<keep your existing token>]]
+placeholder|deploy --api-token [[<the token from the dashboard>]] --prod
 placeholder|password: [[changeme]]
 placeholder|export OPENAI_API_KEY=[[sk-...]]
 placeholder|token = "[[${GITHUB_TOKEN}]]"
