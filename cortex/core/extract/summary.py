@@ -337,7 +337,9 @@ def labelled_items(lines: Sequence[str]) -> list[tuple[MemoryType, str]]:
         if kind is not MemoryType.PROGRESS and PENDING_WORK.search(heading):
             kind = MemoryType.PROGRESS  # "MUST-FIX before merge" / "Fix: ...": a task until done
         body = without_lead_in(without_talk(body))
-        if word_count(body) < MIN_ITEM_WORDS or (kind in _SETTLED_ONLY and is_guess(body)):
+        guess = kind in _SETTLED_ONLY and is_guess(body)
+        # "Important: Each scanner uses ONE model:" introduces a list the item does not hold.
+        if word_count(body) < MIN_ITEM_WORDS or body.endswith((":", "：")) or guess:
             continue
         subject = heading.rstrip(":：")
         subject = f"{subject} ({detail})" if subject and detail and index in fields else subject

@@ -158,6 +158,18 @@ def test_a_label_alone_on_its_line_takes_the_next_line() -> None:
     assert labelled_items(["Note: too short"]) == []
 
 
+def test_a_labelled_line_that_introduces_a_list_is_left_to_its_section() -> None:
+    # Real shape: "**Important**: Each scanner uses ONE model:" over its bullets. Alone, the
+    # line says nothing; the section keeps it with the list.
+    report = clean_report(
+        "### **One Model = One Scanner**\n\n**Important**: Each scanner uses ONE model:\n"
+        "- PromptInjection -> DeBERTa model (508MB)\n- If you had Toxicity scanner -> Different model\n"
+        "- If you had BanTopics scanner -> Another model\n"
+    )
+    assert labelled_items(report) == []
+    assert any("DeBERTa model (508MB)" in s for s in report_sections(report))
+
+
 def test_a_list_lead_in_is_no_subject_of_the_note_after_its_list() -> None:
     # Real shape: the lead-in introduces its bullets; the note after them is about something else.
     report = clean_report(
