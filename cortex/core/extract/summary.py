@@ -62,6 +62,8 @@ SUBAGENT_CONFIDENCE = 0.5
 SUBAGENT_PRIORITY = 2
 # Kinds that say something is settled: a guess, options or a question are not.
 _SETTLED_ONLY = (MemoryType.GOTCHA, MemoryType.DECISION)
+# What only a heading says a section is: a sentence names topics in passing ("stesso schema").
+_TOPIC_KINDS = (MemoryType.ARCHITECTURE, MemoryType.PATTERN)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # A line that sets an environment variable or a key: `PROMPT_INJECTION_MODEL_PATH=/models/v2`,
@@ -271,9 +273,8 @@ def _without_empty_labels(lines: Sequence[str]) -> list[str]:
 
 
 def section_kind(section: str) -> MemoryType:
-    """What the section's first line says it is (see `SECTION_KINDS`); when it says nothing
-    (a title over headings whose bodies were code), the next headings before the body do.
-    Context when none says."""
+    """What the section's first line says it is (`SECTION_KINDS`), else the next headings before
+    the body (a title over headings whose bodies were code); context when none says."""
     lines = section.split("\n")
     heads = [lines[0]]
     for line in lines[1:]:
@@ -281,9 +282,10 @@ def section_kind(section: str) -> MemoryType:
             break
         if not line.rstrip().endswith((".", "!", "?")):  # a short sentence is body, not a title
             heads.append(line)
-    for head in heads:
-        kind = next((kind for pattern, kind in SECTION_KINDS if pattern.search(head)), None)
-        if kind is not None:
+    for index, head in enumerate(heads):
+        said = index == 0 and not _is_heading(head)  # a sentence names a topic in passing
+        kinds = (k for p, k in SECTION_KINDS if p.search(head) and not (said and k in _TOPIC_KINDS))
+        if (kind := next(kinds, None)) is not None:
             return kind
     return MemoryType.CONTEXT
 

@@ -119,6 +119,16 @@ def test_section_kinds_follow_the_heading() -> None:
         is not MemoryType.GOTCHA
     )
     assert section_kind("Issues found\nthe port was taken") is MemoryType.GOTCHA
+    # A topic word in a sentence is no heading: the section is not a structure or a rule for it
+    # (real shapes: an Italian hand-off naming its "schema", an observation about workflow names).
+    assert section_kind(review) is MemoryType.CONTEXT
+    assert section_kind("The workflow names are showing as file paths instead of the proper names.") is (
+        MemoryType.CONTEXT
+    )
+    handoff = "Lancio 2 agenti Haiku in parallelo, uno per lato, stesso schema così sono confrontabili."
+    assert section_kind(handoff + "\n- Agent 1: deep-dive jcode") is MemoryType.CONTEXT
+    # A problem named in a sentence still is one.
+    assert section_kind("The problem is that the default token has limited scope.") is MemoryType.GOTCHA
     # A report's own numbering of the problems it found is still a problem.
     assert section_kind("Issue 2: 502 Gateway Timeout\nthe models download first") is MemoryType.GOTCHA
     # Answers about the current state, options, hypotheses and instructions are not settled:
