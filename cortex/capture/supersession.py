@@ -62,7 +62,8 @@ def supersede_states(
     if not newest:
         return
     now = cx.now()
-    types = [MemoryType.PROGRESS.value, MemoryType.CONTEXT.value]  # what state notes are
+    # What state notes are; a decision record's note is a decision keyed by its file.
+    types = [MemoryType.PROGRESS.value, MemoryType.CONTEXT.value, MemoryType.DECISION.value]
     held = {m.id: m for m in store.tagged(STATE_TAG, types)}
     held.update((m.id, m) for m in store.tag_prefix(STATE_PREFIX, types))
     topics = report_topics(latest)

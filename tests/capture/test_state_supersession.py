@@ -27,6 +27,8 @@ from tests.support.transcript_builders import (
     jsonl,
     prompt_record,
     text_record,
+    tool_result_record,
+    tool_use_record,
 )
 
 
@@ -729,5 +731,43 @@ def test_going_back_undoes_the_change_of_course_that_left_it(project: Path, back
             "Migrated the package man": Status.SUPERSEDED,
             "Switched the pricing cac": Status.ACTIVE,
         }
+    finally:
+        cx.close()
+
+
+def _adr_turn(n: int, status: str) -> list[dict[str, object]]:
+    """Turn `n` writes ADR 0003 with `status` (a Write of the whole record, as Claude Code makes it)."""
+    path = "/home/dev/proj/docs/adr/0003-use-postgres.md"
+    adr = (
+        f"# 3. Use PostgreSQL for persistence\n\n## Status\n\n{status}\n\n## Decision\n\n"
+        "We will use PostgreSQL 16 for all persistent data, because two workers now write at once.\n"
+    )
+    done = {"type": "update", "filePath": path, "content": adr}
+    records = [
+        prompt_record(f"step {n}: mark the database ADR {status.lower()}", uuid=f"s1p{n}"),
+        tool_use_record(f"w{n}", "Write", {"file_path": path, "content": adr}, uuid=f"s1a{n}"),
+        tool_result_record(
+            f"w{n}", f"The file {path} has been updated.", is_error=False, top=done, uuid=f"s1r{n}"
+        ),
+        text_record(f"m{n}", f"The ADR is {status.lower()} now.", uuid=f"s1x{n}"),
+    ]
+    return in_minute(n, records)
+
+
+def test_a_decision_records_latest_write_is_the_one_in_force(project: Path) -> None:
+    cx = capture_turns(
+        project, [_adr_turn(1, "Proposed"), _adr_turn(2, "Accepted"), _adr_turn(3, "Superseded")]
+    )
+    try:
+        notes = [m for m in cx.write_store(Scope.PROJECT).all_memories() if "Decision record" in m.content]
+        by_status = {m.content.split("(")[1].split(")")[0]: m for m in notes}
+        assert set(by_status) == {"Proposed", "Accepted", "Superseded"}
+        assert by_status["Accepted"].type is MemoryType.DECISION
+        # Each later write replaces the one before it; only the latest is in force.
+        assert [by_status[s].status for s in ("Proposed", "Accepted", "Superseded")] == [
+            Status.SUPERSEDED,
+            Status.SUPERSEDED,
+            Status.ACTIVE,
+        ]
     finally:
         cx.close()

@@ -16,12 +16,13 @@ from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fi
 from cortex.core.extract.markers import extract_lexical, project_words
 from cortex.core.extract.merges import kept_merge_fields
 from cortex.core.extract.prose import parse_mentioned_paths
+from cortex.core.extract.records import extract_decision_records, kept_record_fields
 from cortex.core.extract.signals import RULE_TAG, extract_signals
 from cortex.core.extract.speech import picked_option, rejects_answer, reported_merge
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
 from cortex.core.extract.symptoms import with_symptom
-from cortex.core.extract.tasks import Ledger, advance, task_state, touches_tasks
+from cortex.core.extract.tasks import Ledger, advance, kept_todo_fields, task_state, touches_tasks
 from cortex.core.extract.transcript import Message, ToolResult, ToolUse
 from cortex.core.extract.turns import split_turns, starts_turn
 from cortex.core.model import Candidate, Layer, MemoryType
@@ -53,7 +54,6 @@ KEPT_INPUT_FIELDS = (
     "taskId",
     "status",
 )
-MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
 # `Next.js`, `Node.js`, `Three.js`: a capitalised name with `.js` and no folder is a product
 # more often than a file; it is a file only when a tool call of its turn names it.
 _PRODUCT_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
@@ -186,6 +186,7 @@ def _turn_candidates(
         raw.extend(extract_signals(untagged, project_words=words))
         raw.extend(extract_manifest_changes(turn))
         raw.extend(extract_compacted_fixes(turn))
+        raw.extend(extract_decision_records(turn))
         raw.extend(missing_tools(turn))
         raw.extend(_task_list(turn, tasks))
     if Layer.LEXICAL in include_layers:
@@ -389,12 +390,7 @@ def _kept_input(tool_input: Mapping[str, object]) -> dict[str, object]:
     }
     kept.update(kept_edit_fields(tool_input))  # a manifest edit's sides: the manifest layer reads them
     kept.update(kept_merge_fields(tool_input))  # a merge tool's method, number and title
-    todos = tool_input.get("todos")
-    if isinstance(todos, list):
-        kept["todos"] = [
-            {"content": t["content"], "status": str(t.get("status", ""))}
-            for t in todos[:MAX_TODOS_KEPT]
-            if isinstance(t, Mapping) and isinstance(t.get("content"), str)
-        ]
+    kept.update(kept_record_fields(tool_input))  # a decision record's text, a decision log's sides
+    kept.update(kept_todo_fields(tool_input))  # TodoWrite's list: its items' text and status
     redacted = redact_value(kept)
     return redacted if isinstance(redacted, dict) else {}

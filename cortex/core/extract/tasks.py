@@ -16,7 +16,7 @@ gives each task with the head of its description, as a TodoWrite item's text wou
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from cortex.core.extract.commands import clip
@@ -26,6 +26,7 @@ from cortex.core.model import Candidate
 from cortex.core.text import as_text
 
 TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate", "TaskList"})
+MAX_TODOS_KEPT = 50  # TodoWrite's list: its items' text and status only
 MAX_SUBJECT_CHARS = 200
 MAX_DESCRIPTION_CHARS = 160  # of each task's description, in the note
 _STATUSES = frozenset({"pending", "in_progress", "completed"})
@@ -166,3 +167,14 @@ def _listed(tasks: Sequence[Task], content: str) -> list[Task]:
             task = known.get(m.group(1)) or Task(m.group(1), _subject(m.group(3)))
             out.append(replace(task, status=m.group(2)))
     return out
+
+
+def kept_todo_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
+    """What the layers read of a TodoWrite call: each item's text and status, nothing else."""
+    todos = tool_input.get("todos")
+    if not isinstance(todos, list):
+        return {}
+    items = [
+        t for t in todos[:MAX_TODOS_KEPT] if isinstance(t, Mapping) and isinstance(t.get("content"), str)
+    ]
+    return {"todos": [{"content": t["content"], "status": str(t.get("status", ""))} for t in items]}

@@ -1,0 +1,171 @@
+"""Layer 2, decision records: an ADR or a decision log the session wrote. Pure.
+
+A decision record (`docs/adr/0003-use-postgres.md`, `doc/decisions/0007-....md`,
+`ADR-012-queue.md`) is a decision written down on purpose: a title, a status and a "Decision"
+section that says what was decided and why. A Write of one becomes a note keyed by its file, so
+a later write of the same record (Proposed, then Accepted; Accepted, then Superseded by ADR-0005)
+replaces it. An accepted record, or one that gives no status, is a decision; a proposed one is
+context until it is accepted; one superseded, deprecated or rejected says so. An edit of a
+decision log (`DECISIONS.md`) that adds an entry is a decision note of what it adds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from cortex.core.extract.commands import clip
+from cortex.core.extract.speech import LIST_ITEM
+from cortex.core.extract.summary import MIN_SECTION_WORDS, clean_report, word_count
+from cortex.core.extract.transcript import Message, ToolUse
+from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.write.state import state_tag
+
+RECORD_TAG = "decision-record"
+MAX_RECORD_CHARS = 8_000  # of a record's text kept for this layer
+MAX_NOTE_CHARS = 700
+RECORD_CONFIDENCE = 0.75
+RECORD_PRIORITY = 6
+_TEXT_FILE = re.compile(r"\.(?:md|markdown|rst|txt)$", re.IGNORECASE)
+_RECORD_DIR = re.compile(r"(?:^|/)(?:adrs?|decisions|decision[-_]records?|architecture[-_]decisions?)/", re.I)
+_RECORD_NAME = re.compile(r"(?:^|/)adr[-_ ]?\d+[^/]*$", re.IGNORECASE)
+_NOT_A_RECORD = re.compile(r"(?:^|/)(?:readme|index|template|adr[-_]template)[^/]*$", re.IGNORECASE)
+_LOG_NAME = re.compile(r"(?:^|/)(?:decisions?|decision[-_]log|adr[-_]log)\.(?:md|markdown)$", re.IGNORECASE)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_STATUS_LINE = re.compile(r"^\W*status\W*[:：]\s*(.+)$", re.IGNORECASE)
+_DECISION_HEADING = re.compile(r"^(?:the\s+)?decision(?:\s+outcome)?$|^chosen\s+option", re.IGNORECASE)
+_ACCEPTED = frozenset({"accepted", "approved", "adopted", "agreed", "decided", "done", "implemented"})
+_OPEN = frozenset({"proposed", "draft", "open", "pending", "discussing"})
+_ENDED = frozenset({"superseded", "deprecated", "rejected", "obsolete", "replaced", "withdrawn"})
+
+
+def record_kind(path: str) -> str | None:
+    """ "record" for an ADR file, "log" for a decision log, None for anything else."""
+    path = path.replace("\\", "/")
+    if _LOG_NAME.search(path):
+        return "log"
+    if not _TEXT_FILE.search(path) or _NOT_A_RECORD.search(path):
+        return None
+    return "record" if _RECORD_DIR.search(path) or _RECORD_NAME.search(path) else None
+
+
+def kept_record_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
+    """What this layer reads of a call that writes a decision record (nothing for other files):
+    a Write's text, an edit's sides."""
+    path = tool_input.get("file_path")
+    if not isinstance(path, str) or record_kind(path) is None:
+        return {}
+    out: dict[str, object] = {}
+    for field in ("content", "old_string", "new_string"):
+        value = tool_input.get(field)
+        if isinstance(value, str):
+            out[field] = value[:MAX_RECORD_CHARS]
+    edits = tool_input.get("edits")
+    if isinstance(edits, list):
+        out["edits"] = [
+            {k: e[k][:MAX_RECORD_CHARS] for k in ("old_string", "new_string") if isinstance(e.get(k), str)}
+            for e in edits
+            if isinstance(e, Mapping)
+        ]
+    return out
+
+
+def extract_decision_records(turn: Sequence[Message]) -> list[tuple[Candidate, Message]]:
+    """A note per decision record the turn wrote, and per entry it added to a decision log."""
+    found: list[tuple[Candidate, Message]] = []
+    for message in turn:
+        for use in message.tool_uses:
+            path = use.input.get("file_path")
+            if use.result is None or use.failed or not isinstance(path, str):
+                continue
+            kind = record_kind(path)
+            note = _record_note(use, path) if kind == "record" else _log_note(use, path) if kind else None
+            if note is not None:
+                found.append((note, message))
+    return found
+
+
+def _record_note(use: ToolUse, path: str) -> Candidate | None:
+    content = use.input.get("content")
+    if use.name != "Write" or not isinstance(content, str):
+        return None  # an edit of a record shows only its changed lines: a rewrite says it whole
+    lines = content.splitlines()
+    title = next((m.group(1) for line in lines if (m := _HEADING.match(line))), "")
+    title = title.replace("**", "").strip()
+    status = _status(lines)
+    decision = _section_text(lines, _DECISION_HEADING)
+    if not title or not (decision or word_count(title) >= 3):
+        return None
+    word = status.split()[0].strip(".,;:()").casefold() if status else ""
+    said = f" ({status})" if status else ""
+    text = clip(f"Decision record {_name(path)}: {title}{said}. {decision}".strip(), MAX_NOTE_CHARS)
+    kind = (
+        MemoryType.CONTEXT
+        if word in _OPEN or (word in _ENDED and word != "rejected")
+        else MemoryType.DECISION
+    )
+    tags = (RECORD_TAG, state_tag(f"record:{_name(path)}"), *(("rejected",) if word == "rejected" else ()))
+    return _candidate(text, kind, tags)
+
+
+def _log_note(use: ToolUse, path: str) -> Candidate | None:
+    """What an edit or a rewrite added to a decision log: its new lines, as one decision."""
+    pairs: list[tuple[str, str]] = []
+    if use.name == "Write" and isinstance(use.input.get("content"), str):
+        pairs.append(("", str(use.input["content"])))
+    elif isinstance(use.input.get("new_string"), str):
+        pairs.append((str(use.input.get("old_string") or ""), str(use.input["new_string"])))
+    edits = use.input.get("edits")
+    for edit in edits if isinstance(edits, list) else []:
+        if isinstance(edit, Mapping) and isinstance(edit.get("new_string"), str):
+            pairs.append((str(edit.get("old_string") or ""), str(edit["new_string"])))
+    old_lines = {line.strip() for old, _ in pairs for line in old.splitlines()}
+    added = [line for _, new in pairs for line in new.splitlines() if line.strip() not in old_lines]
+    body = " ".join(LIST_ITEM.sub("", line).strip() for line in clean_report("\n".join(added)))
+    if word_count(body) < MIN_SECTION_WORDS:
+        return None
+    text = clip(f"Decision log {_name(path)}: {body}", MAX_NOTE_CHARS)
+    return _candidate(text, MemoryType.DECISION, (RECORD_TAG,))
+
+
+def _status(lines: Sequence[str]) -> str:
+    """The record's status: a "Status" heading's first line, or a "Status: ..." line."""
+    under = _section_text(lines, re.compile(r"^status$", re.IGNORECASE))
+    if under:
+        return clip(under, 80)
+    for line in lines:
+        m = _STATUS_LINE.match(line.replace("*", ""))
+        if m:
+            return clip(m.group(1).strip(), 80)
+    return ""
+
+
+def _section_text(lines: Sequence[str], heading: re.Pattern[str]) -> str:
+    """The body under the first heading whose words match, up to the next heading, on one line."""
+    body: list[str] | None = None
+    for line in lines:
+        m = _HEADING.match(line)
+        if m is not None:
+            if body is not None:
+                break
+            if heading.search(m.group(1).replace("*", "").strip().rstrip(":")):
+                body = []
+            continue
+        if body is not None:
+            body.append(line)
+    cleaned = [LIST_ITEM.sub("", line).strip() for line in clean_report("\n".join(body or []))]
+    return " ".join(line for line in cleaned if line)
+
+
+def _name(path: str) -> str:
+    """The record's folder and file (`adr/0003-use-postgres.md`), or its file alone outside such
+    a folder (`DECISIONS.md`): the same wherever the project is."""
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    folders = [i for i, part in enumerate(parts[:-1]) if _RECORD_DIR.search(f"/{part}/")]
+    return "/".join(parts[folders[-1] :]) if folders else parts[-1]
+
+
+def _candidate(text: str, kind: MemoryType, tags: tuple[str, ...]) -> Candidate:
+    return Candidate(
+        text, kind, Layer.STRUCTURAL, confidence=RECORD_CONFIDENCE, priority=RECORD_PRIORITY, tags=tags
+    )
