@@ -71,6 +71,7 @@ Chosen option: "uv", because it resolves in seconds and writes one lock file for
         ("docs/decision-log.md", "log"),
         ("docs/adr/README.md", None),
         ("docs/adr/template.md", None),
+        ("docs/adr/0000-adr-template.md", None),
         ("src/decisions.py", None),
         ("docs/adr/0003-use-postgres.png", None),
         ("docs/architecture.md", None),
