@@ -103,17 +103,21 @@ def _path_read_here(tool_input: Mapping[str, object]) -> str | None:
 
 def kept_edit_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
     """The sides of a manifest or settings edit this layer reads (nothing for any other file)."""
-    if _path_read_here(tool_input) is None:
-        return {}
+    return {} if _path_read_here(tool_input) is None else edit_sides(tool_input, MAX_EDIT_CHARS)
+
+
+def edit_sides(tool_input: Mapping[str, object], limit: int) -> dict[str, object]:
+    """An edit's sides as a layer keeps them: `old_string`, `new_string` and MultiEdit's `edits`,
+    each cut at `limit` characters."""
     out: dict[str, object] = {}
     for field in ("old_string", "new_string"):
         value = tool_input.get(field)
         if isinstance(value, str):
-            out[field] = value[:MAX_EDIT_CHARS]
+            out[field] = value[:limit]
     edits = tool_input.get("edits")
     if isinstance(edits, list):
         out["edits"] = [
-            {k: e[k][:MAX_EDIT_CHARS] for k in ("old_string", "new_string") if isinstance(e.get(k), str)}
+            {k: e[k][:limit] for k in ("old_string", "new_string") if isinstance(e.get(k), str)}
             for e in edits
             if isinstance(e, Mapping)
         ]

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from cortex.core.extract.commands import clip
+from cortex.core.extract.manifests import edit_sides
 from cortex.core.extract.speech import LIST_ITEM
 from cortex.core.extract.summary import MIN_SECTION_WORDS, clean_report, word_count
 from cortex.core.extract.transcript import Message, ToolUse
@@ -55,18 +56,10 @@ def kept_record_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
     path = tool_input.get("file_path")
     if not isinstance(path, str) or record_kind(path) is None:
         return {}
-    out: dict[str, object] = {}
-    for field in ("content", "old_string", "new_string"):
-        value = tool_input.get(field)
-        if isinstance(value, str):
-            out[field] = value[:MAX_RECORD_CHARS]
-    edits = tool_input.get("edits")
-    if isinstance(edits, list):
-        out["edits"] = [
-            {k: e[k][:MAX_RECORD_CHARS] for k in ("old_string", "new_string") if isinstance(e.get(k), str)}
-            for e in edits
-            if isinstance(e, Mapping)
-        ]
+    out = edit_sides(tool_input, MAX_RECORD_CHARS)
+    content = tool_input.get("content")
+    if isinstance(content, str):
+        out["content"] = content[:MAX_RECORD_CHARS]
     return out
 
 
