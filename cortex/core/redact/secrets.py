@@ -97,18 +97,18 @@ _AUTH_HEADER = re.compile(
     r"(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)\s+)?)([^\s\"',;]{8,})"
 )
 _BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{16,})")
+# A value is quoted, a placeholder in angle brackets that may hold words (`<keep your existing
+# token>`: a bare value would end at its first space, `<keep`), or bare.
+_ANGLED = r"<[^<>\n]{1,80}>"
 _ASSIGNMENT = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,60})(?P=q)"
     r"(?P<sep>[ \t]*(?::=|=>|[:=])(?!=)[ \t]*)"
-    r"(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[^\s\"'`,;)}\[\]\\][^\s\"'`,;)}\[\]]*)"
+    rf"(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|{_ANGLED}|[^\s\"'`,;)}}\[\]\\][^\s\"'`,;)}}\[\]]*)"
 )
 _FLAG = re.compile(
     r"(?<!\S)(?P<dash>--?)(?P<name>[A-Za-z][A-Za-z0-9_-]{1,40})(?P<sep>=|[ \t]+)"
-    r"(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[^\s\"'`]+)"
+    rf"(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|{_ANGLED}|[^\s\"'`]+)"
 )
-# A placeholder in words where a value goes (`AUTH_TOKEN=<keep your existing token>`): the value
-# the patterns above take ends at its first space.
-_WORDED_PLACEHOLDER = re.compile(r"<[^<>\n]{1,80}>")
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{22,}={0,2}(?![A-Za-z0-9+/_-])")
 _URL_REST = re.compile(r"://[^\s'\"<>)\]]+")
 
@@ -269,7 +269,7 @@ def _sub_values(pattern: re.Pattern[str], text: str, decide: Callable[[re.Match[
 def _assignment(m: re.Match[str], tally: _Tally) -> str | None:
     name, value = m.group("name"), m.group("value")
     kind = secret_name_kind(name)
-    if kind is None or _worded_placeholder(m):
+    if kind is None:
         return None
     text = m.string
     line_begin = text.rfind("\n", 0, m.start()) + 1
@@ -290,18 +290,11 @@ def _assignment(m: re.Match[str], tally: _Tally) -> str | None:
 def _flag(m: re.Match[str], tally: _Tally) -> str | None:
     name, value = m.group("name"), m.group("value")
     kind = secret_name_kind(name)
-    if kind is None or value.startswith("-") or _worded_placeholder(m):
+    if kind is None or value.startswith("-"):
         return None
     if not value_is_secret(name, value, Setting(flag=True)):
         return None
     return m.group(0)[: m.start("value") - m.start(0)] + _requote(value, tally.mark(kind))
-
-
-def _worded_placeholder(m: re.Match[str]) -> bool:
-    """The value opens a placeholder in words (`<keep your existing token>`), not a secret."""
-    return (
-        m.group("value").startswith("<") and _WORDED_PLACEHOLDER.match(m.string, m.start("value")) is not None
-    )
 
 
 def _requote(value: str, replacement: str) -> str:
