@@ -35,7 +35,6 @@ _LOG_NAME = re.compile(r"(?:^|/)(?:decisions?|decision[-_]log|adr[-_]log)\.(?:md
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _STATUS_LINE = re.compile(r"^\W*status\W*[:：]\s*(.+)$", re.IGNORECASE)
 _DECISION_HEADING = re.compile(r"^(?:the\s+)?decision(?:\s+outcome)?$|^chosen\s+option", re.IGNORECASE)
-_ACCEPTED = frozenset({"accepted", "approved", "adopted", "agreed", "decided", "done", "implemented"})
 _OPEN = frozenset({"proposed", "draft", "open", "pending", "discussing"})
 _ENDED = frozenset({"superseded", "deprecated", "rejected", "obsolete", "replaced", "withdrawn"})
 
@@ -92,12 +91,10 @@ def _record_note(use: ToolUse, path: str) -> Candidate | None:
     word = status.split()[0].strip(".,;:()").casefold() if status else ""
     said = f" ({status})" if status else ""
     text = clip(f"Decision record {_name(path)}: {title}{said}. {decision}".strip(), MAX_NOTE_CHARS)
-    kind = (
-        MemoryType.CONTEXT
-        if word in _OPEN or (word in _ENDED and word != "rejected")
-        else MemoryType.DECISION
-    )
-    tags = (RECORD_TAG, state_tag(f"record:{_name(path)}"), *(("rejected",) if word == "rejected" else ()))
+    rejected = word == "rejected"  # decided against: a decision still
+    in_force = rejected or word not in _OPEN | _ENDED  # accepted, or no status given
+    kind = MemoryType.DECISION if in_force else MemoryType.CONTEXT
+    tags = (RECORD_TAG, state_tag(f"record:{_name(path)}"), *(("rejected",) if rejected else ()))
     return _candidate(text, kind, tags)
 
 
