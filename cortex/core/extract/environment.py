@@ -188,9 +188,10 @@ def _programs(command: str) -> set[str]:
     for step in split_steps(command):
         words = [w.strip("'\"(){}") for w in without_inline_env(step.strip().lstrip("({ ")).split()]
         while words:
+            line = " ".join(words)
             if words[0] in _LEAD_WORDS or "=" in words[0]:
                 words = words[1:]
-            elif (unwrapped := without_timeout(" ".join(words))) != " ".join(words):
+            elif (unwrapped := without_timeout(line)) != line:
                 words = unwrapped.split()
             else:
                 break
