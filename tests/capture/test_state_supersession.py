@@ -771,3 +771,40 @@ def test_a_decision_records_latest_write_is_the_one_in_force(project: Path) -> N
         ]
     finally:
         cx.close()
+
+
+def _adr_edit_turn(n: int, before: str, after: str) -> list[dict[str, object]]:
+    """Turn `n` flips ADR 0003's status with an Edit: the result carries the file as it was."""
+    path = "/home/dev/proj/docs/adr/0003-use-postgres.md"
+    adr = (
+        f"# 3. Use PostgreSQL for persistence\n\n## Status\n\n{before}\n\n## Decision\n\n"
+        "We will use PostgreSQL 16 for all persistent data, because two workers now write at once.\n"
+    )
+    edit = {"file_path": path, "old_string": before, "new_string": after, "replace_all": False}
+    done = {
+        "filePath": path,
+        "oldString": before,
+        "newString": after,
+        "originalFile": adr,
+        "replaceAll": False,
+    }
+    records = [
+        prompt_record(f"step {n}: the team agreed, mark the database ADR {after.lower()}", uuid=f"s1p{n}"),
+        tool_use_record(f"e{n}", "Edit", edit, uuid=f"s1a{n}"),
+        tool_result_record(f"e{n}", "The file has been updated.", is_error=False, top=done, uuid=f"s1r{n}"),
+        text_record(f"m{n}", f"The ADR is {after.lower()} now.", uuid=f"s1x{n}"),
+    ]
+    return in_minute(n, records)
+
+
+def test_an_edit_that_accepts_a_decision_record_puts_it_in_force(project: Path) -> None:
+    cx = capture_turns(project, [_adr_turn(1, "Proposed"), _adr_edit_turn(2, "Proposed", "Accepted")])
+    try:
+        notes = [m for m in cx.write_store(Scope.PROJECT).all_memories() if "Decision record" in m.content]
+        by_status = {m.content.split("(")[1].split(")")[0]: m for m in notes}
+        assert set(by_status) == {"Proposed", "Accepted"}
+        assert by_status["Proposed"].status is Status.SUPERSEDED
+        assert by_status["Accepted"].status is Status.ACTIVE
+        assert by_status["Accepted"].type is MemoryType.DECISION
+    finally:
+        cx.close()

@@ -265,8 +265,8 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
         done = cache.get(key)
         if done is None:
             answers = tuple((redact(q).text, redact(a).text, redact(d).text) for q, a, d in result.answers)
-            content = redact(result.content).text
-            done = cache[key] = replace(result, content=content, patch=(), answers=answers)
+            content, edited = redact(result.content).text, redact(result.edited).text
+            done = cache[key] = replace(result, content=content, patch=(), answers=answers, edited=edited)
         return done
 
     def linked_result(use: ToolUse) -> ToolResult | None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from cortex.core.extract.commands import clip
 from cortex.core.extract.manifests import edit_sides
+from cortex.core.extract.record_files import MAX_RECORD_CHARS, RECORD_DIR, record_kind
 from cortex.core.extract.speech import LIST_ITEM
 from cortex.core.extract.summary import MIN_SECTION_WORDS, clean_report, word_count
 from cortex.core.extract.transcript import Message, ToolUse
@@ -23,30 +24,14 @@ from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
 
 RECORD_TAG = "decision-record"
-MAX_RECORD_CHARS = 8_000  # of a record's text kept for this layer
 MAX_NOTE_CHARS = 700
 RECORD_CONFIDENCE = 0.75
 RECORD_PRIORITY = 6
-_TEXT_FILE = re.compile(r"\.(?:md|markdown|rst|txt)$", re.IGNORECASE)
-_RECORD_DIR = re.compile(r"(?:^|/)(?:adrs?|decisions|decision[-_]records?|architecture[-_]decisions?)/", re.I)
-_RECORD_NAME = re.compile(r"(?:^|/)adr[-_ ]?\d+[^/]*$", re.IGNORECASE)
-_NOT_A_RECORD = re.compile(r"(?:^|/)(?:readme|index)[^/]*$|template[^/]*$", re.IGNORECASE)
-_LOG_NAME = re.compile(r"(?:^|/)(?:decisions?|decision[-_]log|adr[-_]log)\.(?:md|markdown)$", re.IGNORECASE)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _STATUS_LINE = re.compile(r"^\W*status\W*[:：]\s*(.+)$", re.IGNORECASE)
 _DECISION_HEADING = re.compile(r"^(?:the\s+)?decision(?:\s+outcome)?$|^chosen\s+option", re.IGNORECASE)
 _OPEN = frozenset({"proposed", "draft", "open", "pending", "discussing"})
 _ENDED = frozenset({"superseded", "deprecated", "rejected", "obsolete", "replaced", "withdrawn"})
-
-
-def record_kind(path: str) -> str | None:
-    """ "record" for an ADR file, "log" for a decision log, None for anything else."""
-    path = path.replace("\\", "/")
-    if _LOG_NAME.search(path):
-        return "log"
-    if not _TEXT_FILE.search(path) or _NOT_A_RECORD.search(path):
-        return None
-    return "record" if _RECORD_DIR.search(path) or _RECORD_NAME.search(path) else None
 
 
 def kept_record_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
@@ -78,9 +63,11 @@ def extract_decision_records(turn: Sequence[Message]) -> list[tuple[Candidate, M
 
 
 def _record_note(use: ToolUse, path: str) -> Candidate | None:
-    content = use.input.get("content")
-    if use.name != "Write" or not isinstance(content, str):
-        return None  # an edit of a record shows only its changed lines: a rewrite says it whole
+    """A record written whole, or edited (its status flipped, a "Superseded by" line added):
+    read from the text the edit left, which the parser rebuilt from the client's copy."""
+    content = use.input.get("content") if use.name == "Write" else use.result and use.result.edited
+    if not isinstance(content, str) or not content:
+        return None
     lines = content.splitlines()
     title = next((m.group(1) for line in lines if (m := _HEADING.match(line))), "")
     title = title.replace("**", "").strip()
@@ -151,7 +138,7 @@ def _name(path: str) -> str:
     """The record's folder and file (`adr/0003-use-postgres.md`), or its file alone outside such
     a folder (`DECISIONS.md`): the same wherever the project is."""
     parts = path.replace("\\", "/").rstrip("/").split("/")
-    folders = [i for i, part in enumerate(parts[:-1]) if _RECORD_DIR.search(f"/{part}/")]
+    folders = [i for i, part in enumerate(parts[:-1]) if RECORD_DIR.search(f"/{part}/")]
     return "/".join(parts[folders[-1] :]) if folders else parts[-1]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from cortex.core.extract.record_files import MAX_RECORD_CHARS, record_kind
 from cortex.core.extract.transcript_model import SlashCommand, ToolResult
 from cortex.core.text import as_text
 
@@ -137,7 +138,10 @@ def parse_tool_result(block: Mapping[str, object], top: object) -> ToolResult | 
     exit_code = int(exit_match.group(1)) if exit_match else None
     patch = parse_write_patch(top) if not is_error else ()
     answers = parse_answers(top) if not is_error else ()
-    return ToolResult(tid, content, is_error, rejected, exit_code, interrupted, patch=patch, answers=answers)
+    edited = parse_record_edit(top) if not is_error else ""
+    return ToolResult(
+        tid, content, is_error, rejected, exit_code, interrupted, patch=patch, answers=answers, edited=edited
+    )
 
 
 def parse_answers(top: object) -> tuple[tuple[str, str, str], ...]:
@@ -168,6 +172,34 @@ def parse_answers(top: object) -> tuple[tuple[str, str, str], ...]:
         q, a, d = (_storable(t)[:MAX_ANSWER_CHARS].strip() for t in (question, answer, detail))
         out.append((q, a, d))
     return tuple(out)
+
+
+def parse_record_edit(top: object) -> str:
+    """An Edit or MultiEdit of a decision record: the record's text after it, "" for any other
+    result. The client's `toolUseResult` holds the file as it was (Edit's `originalFile`,
+    MultiEdit's `originalFileContents`) and the replacements made; they are applied here in
+    order. Where one is not found as written (the file changed outside the call), nothing is
+    kept: a guess at the text would be a record nobody wrote."""
+    if not isinstance(top, Mapping) or not isinstance(top.get("filePath"), str):
+        return ""
+    if record_kind(str(top["filePath"])) != "record":
+        return ""
+    text = top.get("originalFile", top.get("originalFileContents"))
+    many = top.get("edits")
+    edits = [(top.get("oldString"), top.get("newString"), top.get("replaceAll"))]
+    if isinstance(many, list):
+        edits = [
+            (e.get("old_string"), e.get("new_string"), e.get("replace_all"))
+            for e in many
+            if isinstance(e, Mapping)
+        ]
+    if not isinstance(text, str) or not edits:
+        return ""
+    for old, new, every in edits:
+        if not isinstance(old, str) or not isinstance(new, str) or old not in text:
+            return ""
+        text = text.replace(old, new) if every is True else text.replace(old, new, 1)
+    return _storable(text[:MAX_RECORD_CHARS])
 
 
 def parse_write_patch(top: object) -> tuple[tuple[str, str], ...]:

@@ -34,6 +34,9 @@ class ToolResult:
     # The user's answers to AskUserQuestion (the record's `toolUseResult`): (question, answer,
     # the description of the option chosen, or "" for an answer in the user's own words).
     answers: tuple[tuple[str, str, str], ...] = ()
+    # An Edit or MultiEdit of a decision record: the record's whole text after the edit (the
+    # client's copy of the file before it, with the edit applied), read as a rewrite would be.
+    edited: str = ""
 
 
 @dataclass(frozen=True, slots=True)

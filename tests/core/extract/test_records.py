@@ -7,6 +7,7 @@ import pytest
 from cortex.core.extract.pipeline import extract_sourced
 from cortex.core.extract.records import RECORD_TAG, extract_decision_records, kept_record_fields, record_kind
 from cortex.core.extract.transcript import parse_chunk
+from cortex.core.extract.transcript_blocks import parse_record_edit
 from cortex.core.model import MemoryType
 from cortex.core.write.state import state_keys
 from tests.support.secrets_corpus import ANTHROPIC_KEY
@@ -158,15 +159,70 @@ def test_an_entry_added_to_a_decision_log_is_a_decision() -> None:
     )
 
 
-def test_an_edit_of_a_record_a_failed_write_and_other_files_give_nothing() -> None:
+def _edit(
+    path: str, before: str, old: str, new: str, tid: str = "e1", version: str = V2_1
+) -> list[dict[str, object]]:
+    """An Edit of `path` and its result as the client writes it: `originalFile` is the file
+    before the edit (1.0.x to 2.1.x)."""
+    edit = {"file_path": path, "old_string": old, "new_string": new, "replace_all": False}
+    done = {
+        "filePath": path,
+        "oldString": old,
+        "newString": new,
+        "originalFile": before,
+        "structuredPatch": [],
+        "userModified": False,
+        "replaceAll": False,
+    }
+    return [
+        tool_use_record(tid, "Edit", edit, version=version),
+        tool_result_record(tid, "The file has been updated.", is_error=False, top=done, version=version),
+    ]
+
+
+@pytest.mark.parametrize("version", [V1_0, V2_1])
+def test_an_edit_that_accepts_a_proposed_record_reads_the_record_it_leaves(version: str) -> None:
     path = f"{ROOT}/docs/adr/0003-use-postgres.md"
-    edit = {"file_path": path, "old_string": "Proposed", "new_string": "Accepted"}
+    proposed = NYGARD.format(status="Proposed")
+    [(kind, text, tags)] = _notes(_edit(path, proposed, "Proposed", "Accepted", version=version))
+    assert kind is MemoryType.DECISION
+    assert text.startswith(
+        "Decision record adr/0003-use-postgres.md: 3. Use PostgreSQL for persistence (Accepted)."
+    )
+    assert "We will use PostgreSQL 16 for all persistent data" in text
+    assert state_keys(tags) == {"record:adr/0003-use-postgres.md"}  # it replaces the proposed note
+
+
+def test_a_multiedit_that_supersedes_a_record_says_it_is_no_longer_in_force() -> None:
+    path = f"{ROOT}/docs/adr/0003-use-postgres.md"
+    accepted = NYGARD.format(status="Accepted")
+    edits = [
+        {"old_string": "Accepted", "new_string": "Superseded by ADR-0005", "replace_all": False},
+        {"old_string": "PostgreSQL 16", "new_string": "PostgreSQL 17", "replace_all": True},
+    ]
+    done = {"filePath": path, "edits": edits, "originalFileContents": accepted, "structuredPatch": []}
     records = [
-        tool_use_record("e1", "Edit", edit),
-        tool_result_record("e1", "The file has been updated.", is_error=False, top={"filePath": path}),
+        tool_use_record("m1", "MultiEdit", {"file_path": path, "edits": edits}, version=V1_0),
+        tool_result_record("m1", "Applied 2 edits", is_error=False, top=done, version=V1_0),
+    ]
+    [(kind, text, _)] = _notes(records)
+    assert kind is MemoryType.CONTEXT
+    assert "(Superseded by ADR-0005)" in text and "PostgreSQL 17 for all persistent data" in text
+
+
+def test_an_edit_whose_text_is_not_in_the_clients_copy_a_failed_write_and_other_files_give_nothing() -> None:
+    path = f"{ROOT}/docs/adr/0003-use-postgres.md"
+    proposed = NYGARD.format(status="Proposed")
+    records = [
+        *_edit(path, proposed, "Status: Draft", "Status: Accepted"),  # the file changed since
+        tool_use_record(
+            "e2", "Edit", {"file_path": path, "old_string": "Proposed", "new_string": "Accepted"}
+        ),
+        tool_result_record("e2", "The file has been updated.", is_error=False, top={"filePath": path}),
         tool_use_record("w2", "Write", {"file_path": path, "content": NYGARD.format(status="Accepted")}),
         tool_result_record("w2", "Error: permission denied", is_error=True, top="Error: permission denied"),
         *_write(f"{ROOT}/docs/architecture.md", NYGARD.format(status="Accepted"), tid="w3"),
+        *_edit(f"{ROOT}/docs/guide.md", proposed, "Proposed", "Accepted", tid="e4"),
     ]
     assert _notes(records) == []
 
@@ -180,3 +236,47 @@ def test_only_a_records_text_is_kept_and_it_is_redacted() -> None:
     found = extract_sourced(messages.messages, project_root=ROOT, git=None)
     assert found and all(ANTHROPIC_KEY not in s.candidate.content for s in found)
     assert extract_decision_records(messages.messages)  # the raw messages, as parsed, name it too
+
+
+def test_an_edited_records_text_is_redacted_before_any_layer_reads_it() -> None:
+    path = f"{ROOT}/docs/adr/0003-x.md"
+    before = NYGARD.format(status="Proposed").replace("PostgreSQL 16", f"PostgreSQL 16 (key {ANTHROPIC_KEY})")
+    found = _notes(_edit(path, before, "Proposed", "Accepted"))
+    assert len(found) == 1 and "(Accepted)" in found[0][1]
+    assert ANTHROPIC_KEY not in found[0][1] and "PostgreSQL 16 (key [REDACTED" in found[0][1]
+
+
+ADR = "/home/dev/proj/docs/adr/0003-use-postgres.md"
+
+
+@pytest.mark.parametrize(
+    "top",
+    [
+        "Error: String to replace not found in file.",
+        {"filePath": ADR, "oldString": "Proposed", "newString": "Accepted", "originalFile": None},
+        {"filePath": ADR, "oldString": "Proposed", "newString": 7, "originalFile": "Status: Proposed"},
+        {"filePath": ADR, "edits": "not a list", "originalFileContents": "Status: Proposed"},
+        {"filePath": ADR, "edits": [], "originalFileContents": "Status: Proposed"},
+        {
+            "filePath": ADR,
+            "edits": [{"old_string": "Draft", "new_string": "x"}],
+            "originalFileContents": "Proposed",
+        },
+        {"filePath": "/home/dev/proj/src/app.py", "oldString": "a", "newString": "b", "originalFile": "a"},
+        {"filePath": ["not", "a", "path"], "oldString": "a", "newString": "b", "originalFile": "a"},
+    ],
+)
+def test_a_result_that_does_not_give_an_edited_records_text_gives_none(top: object) -> None:
+    assert parse_record_edit(top) == ""
+
+
+def test_replace_all_and_the_edits_order_are_the_clients() -> None:
+    top = {
+        "filePath": ADR,
+        "edits": [
+            {"old_string": "v1", "new_string": "v2", "replace_all": True},
+            {"old_string": "v2", "new_string": "v3"},
+        ],
+        "originalFileContents": "v1 then v1",
+    }
+    assert parse_record_edit(top) == "v3 then v2"
