@@ -135,6 +135,10 @@ _INVESTIGATION = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\w`\"'(])|\n+")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\n(.*?)\n\s*\1\b", re.DOTALL)
 _MESSAGE = re.compile(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')")
+# Who made or signed the commit, not what it changed: git trailers ("Co-Authored-By: ...",
+# "Signed-off-by: ...") and Claude Code's attribution ("🤖 Generated with [Claude Code](...)",
+# which a wrapper may continue on the next line: "via [Happy](...)"). They close a message.
+_ATTRIBUTION = re.compile(r"^\W*(?:[\w-]+-by:|generated with \[?claude code\b)", re.IGNORECASE)
 
 Found = list[tuple[Candidate, Message]]
 
@@ -378,9 +382,8 @@ def commit_body(command: str) -> str:
     else:
         parts = [a or b for a, b in _MESSAGE.findall(command)]
         lines = "\n".join(p.replace("\\n", "\n") for p in parts).strip().splitlines()
-    body = " ".join(
-        line.strip() for line in lines[1:] if line.strip() and not line.lstrip().startswith("Co-Authored-By")
-    )
+    ends = next((i for i, line in enumerate(lines) if i and _ATTRIBUTION.match(line)), len(lines))
+    body = " ".join(line.strip() for line in lines[1:ends] if line.strip())  # the trailers end it
     return body[:MAX_BODY_CHARS]
 
 

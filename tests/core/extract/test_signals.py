@@ -147,9 +147,22 @@ def test_commit_bodies_from_heredocs_and_repeated_messages() -> None:
     heredoc = (
         "git commit -m \"$(cat <<'EOF'\nfeat: migrate to Bun\n\n"
         "- Remove package-lock.json\n- Add bun.lock\n\n"
-        'Co-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)"'
+        "\U0001f916 Generated with [Claude Code](https://claude.com/claude-code)\n\n"
+        'Co-Authored-By: Claude <noreply@anthropic.com>\nSigned-off-by: Dev <dev@example.com>\nEOF\n)"'
     )
     assert commit_body(heredoc) == "- Remove package-lock.json - Add bun.lock"
+    # Claude Code's attribution as Happy's wrapper writes it (on two lines), and a line that
+    # only names a tool.
+    happy = (
+        "git commit -m \"$(cat <<'EOF'\nfix: use GH_TOKEN\n\n- Use the org token\n\n"
+        "Generated with [Claude Code](https://claude.ai/code)\nvia [Happy](https://happy.engineering)\n\n"
+        'Co-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)"'
+    )
+    assert commit_body(happy) == "- Use the org token"
+    one_line = "git commit -m 'fix: port' -m 'kill it first' -m 'Generated with [Claude Code](https://claude.ai/code)'"
+    assert commit_body(one_line) == "kill it first"
+    kept = "git commit -m 'docs: tooling' -m 'Generated with mkdocs, served by nginx'"
+    assert commit_body(kept) == "Generated with mkdocs, served by nginx"
     assert (
         commit_body("git commit -m 'fix: port' -m 'kill the old server first'") == "kill the old server first"
     )
