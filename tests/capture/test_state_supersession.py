@@ -493,6 +493,28 @@ def test_an_answer_the_user_rejects_is_withdrawn(project: Path) -> None:
         cx.close()
 
 
+def test_a_withdrawn_answer_leaves_no_copy_of_its_sentences(project: Path) -> None:
+    # Real shape (2.0.x): an answer in prose, no heading. Its report section and the lexical
+    # layer's reading of its "The issue is that ..." sentence held the same claim, and the
+    # copy stayed active after the user rejected the answer.
+    prose = (
+        "The workflows should use the same GitHub token that's already provided. The issue is that "
+        "we're using the default `GITHUB_TOKEN` which doesn't have access to other repositories. We "
+        "need to use the token parameter properly in the checkout step."
+    )
+    turns = [
+        answer_turn(1, "why does CI fail on checkout?", prose),
+        answer_turn(2, "read what I said. we send a token from the org, use that one", RIGHT_ANSWER),
+    ]
+    cx = capture_turns(project, turns)
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        wrong = [m for m in memories if "default `GITHUB_TOKEN`" in m.content]
+        assert wrong and all(m.status is Status.SUPERSEDED for m in wrong)
+    finally:
+        cx.close()
+
+
 def test_a_corrected_answer_leaves_the_users_fact_in_its_place(project: Path) -> None:
     # The user states the fact the answer got wrong: it is kept, the answer is withdrawn.
     said = "no, that's wrong - the checkout step runs with the org secret GH_TOKEN, not GITHUB_TOKEN"

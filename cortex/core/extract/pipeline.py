@@ -10,6 +10,7 @@ from datetime import datetime
 
 from cortex.core.extract.claims import without_unbacked_claims
 from cortex.core.extract.compaction import extract_compacted_fixes
+from cortex.core.extract.copies import without_quoted_copies
 from cortex.core.extract.environment import missing_tools, tools_settled
 from cortex.core.extract.explicit import extract_explicit, strip_memory_tags
 from cortex.core.extract.manifests import extract_manifest_changes, kept_edit_fields, kept_patch
@@ -17,7 +18,7 @@ from cortex.core.extract.markers import extract_lexical, project_words
 from cortex.core.extract.merges import kept_merge_fields
 from cortex.core.extract.prose import parse_mentioned_paths
 from cortex.core.extract.records import extract_decision_records, kept_record_fields
-from cortex.core.extract.signals import RULE_TAG, extract_signals
+from cortex.core.extract.signals import extract_signals
 from cortex.core.extract.speech import picked_option, rejects_answer, reported_merge
 from cortex.core.extract.structural import extract_structural, relative_path
 from cortex.core.extract.summary import extract_reports
@@ -191,7 +192,7 @@ def _turn_candidates(
         raw.extend(_task_list(turn, tasks))
     if Layer.LEXICAL in include_layers:
         raw.extend(extract_lexical(untagged, project_words=words))
-    raw = _without_quoted_copies(with_symptom(raw, turn))
+    raw = with_symptom(without_quoted_copies(raw), turn)
     out: list[SourcedCandidate] = []
     seen: dict[str, int] = {}
     turn_end = max((m.end_offset for m in turn), default=0)
@@ -217,33 +218,6 @@ def _turn_candidates(
             break
     # Reported state goes last: the use case supersedes older states once the turn is written.
     return [s for s in out if not is_state(s.candidate.tags)] + [s for s in out if is_state(s.candidate.tags)]
-
-
-def _without_quoted_copies(raw: list[tuple[Candidate, Message]]) -> list[tuple[Candidate, Message]]:
-    """Without a lexical candidate that a rule of the user's (or a note they asked for) of the
-    same kind quotes whole (`_same_kind`): "The user's rule: I always use tabs, never spaces, in all my
-    projects." holds the sentence the lexical layer also typed, and goes to the global store,
-    where a project copy would repeat it in every briefing. Rules are not replaced by later
-    reports, so the quote keeps what the copy said."""
-    rules = [
-        (c, normalize_text(c.content))
-        for c, _ in raw
-        if RULE_TAG in c.tags or c.layer in (Layer.EXPLICIT, Layer.USER)
-    ]
-
-    def quoted(c: Candidate) -> bool:
-        text = normalize_text(c.content)
-        return any(_same_kind(rule, c.type) and text in said for rule, said in rules)
-
-    return [(c, m) for c, m in raw if c.layer is not Layer.LEXICAL or not quoted(c)]
-
-
-def _same_kind(rule: Candidate, lexical: MemoryType) -> bool:
-    """A rule of the user's says what the lexical layer's reading of its words does, whatever
-    type that reading has ("Please always run the linter" a preference, "don't use any, use
-    unknown" a rejected decision): one note, not two. A note asked for keeps a lexical note of
-    another type."""
-    return rule.type is lexical or RULE_TAG in rule.tags
 
 
 def _task_list(turn: Sequence[Message], tasks: Ledger) -> list[tuple[Candidate, Message]]:

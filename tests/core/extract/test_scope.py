@@ -8,9 +8,10 @@ from dataclasses import replace
 
 import pytest
 
+from cortex.core.extract.copies import without_quoted_copies
 from cortex.core.extract.explicit import extract_explicit
 from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, extract_lexical, score_global_confidence
-from cortex.core.extract.pipeline import _without_quoted_copies, extract_candidates
+from cortex.core.extract.pipeline import extract_candidates
 from cortex.core.extract.signals import RULE_TAG
 from cortex.core.extract.transcript import Message, parse_chunk
 from cortex.core.model import Candidate, Layer, MemoryType, Scope
@@ -118,22 +119,40 @@ def test_a_rule_of_the_user_that_goes_global_leaves_no_project_copy() -> None:
     assert [(c.content, c.scope) for c in found] == [
         ("The user's rule: I always use tabs, never spaces, in all my projects.", Scope.GLOBAL)
     ]
-    # A lexical note that another kind of note quotes is kept: a report section is replaced by
-    # the next report of its topic, and the lexical note then still says it.
+    gotcha = "The problem is that the cache key ignores the locale."
+    lexical_note = Candidate(content=gotcha, type=MemoryType.GOTCHA, layer=Layer.LEXICAL, confidence=0.6)
+    rule = Candidate(
+        content=f"The user's rule: {gotcha}",
+        type=MemoryType.PATTERN,
+        layer=Layer.STRUCTURAL,
+        confidence=0.6,
+        tags=(RULE_TAG,),
+    )
+    message = messages[0]
+    assert without_quoted_copies([(rule, message), (lexical_note, message)]) == [(rule, message)]
+
+
+def test_a_report_section_of_the_same_kind_leaves_no_lexical_copy_of_its_sentence() -> None:
+    messages = said("why do the German pages show English prices?", "Found it.")
+    question, answer = messages
     gotcha = "The problem is that the cache key ignores the locale."
     lexical_note = Candidate(content=gotcha, type=MemoryType.GOTCHA, layer=Layer.LEXICAL, confidence=0.6)
     report = Candidate(
-        content=f"Root cause\n{gotcha}",
+        content=f"Root cause\n{gotcha} Both pages share one entry.",
         type=MemoryType.GOTCHA,
         layer=Layer.STRUCTURAL,
         confidence=0.6,
         tags=("turn-report",),
     )
-    rule = replace(report, content=f"The user's rule: {gotcha}", tags=(RULE_TAG,))
-    message = messages[0]
-    both = [(report, message), (lexical_note, message)]
-    assert _without_quoted_copies(both) == both
-    assert _without_quoted_copies([(rule, message), (lexical_note, message)]) == [(rule, message)]
+    # The section holds the sentence and goes wherever the answer goes (withdrawn, undone).
+    assert without_quoted_copies([(report, answer), (lexical_note, answer)]) == [(report, answer)]
+    # Kept: the section is a state (the next report replaces it, the finding stays), it is of
+    # another type, or another message said it.
+    state = replace(report, type=MemoryType.PROGRESS, tags=("turn-report", "turn-state"))
+    other_type = replace(report, type=MemoryType.CONTEXT)
+    for holder, said_in in ((state, answer), (other_type, answer), (report, question)):
+        both = [(holder, said_in), (lexical_note, answer)]
+        assert without_quoted_copies(both) == both
 
 
 def test_a_rule_of_the_user_and_the_lexical_reading_of_its_words_are_one_note() -> None:
