@@ -28,10 +28,13 @@ _RUN_STATUS = frozenset({"completed", "in_progress", "queued", "requested", "wai
 # `gh pr checks`: name, state (a cancelled check reads "fail"), elapsed ("0" when not known),
 # link and, newer, a description.
 _CHECK_STATE = frozenset({"pass", "fail", "pending", "skipping", "cancel"})
+# A run's conclusion or a check's state that says CI is red (a cancelled run says nothing yet).
+_FAILED = frozenset({"failure", "timed_out", "startup_failure", "fail"})
 
 
-def ci_state(calls: Sequence[tuple[ToolUse, Message]]) -> tuple[str, Message] | None:
-    """The turn's last readable CI listing as a state note, with the message that listed it."""
+def ci_state(calls: Sequence[tuple[ToolUse, Message]]) -> tuple[str, Message, bool] | None:
+    """The turn's last readable CI listing as a state note, with the message that listed it and
+    whether a run or check in it failed."""
     for use, message in reversed(calls):
         command = use.input.get("command") if use.name == "Bash" else None
         # `gh pr checks` exits 8 when a check fails or is pending: the listing is still the answer.
@@ -49,7 +52,9 @@ def ci_state(calls: Sequence[tuple[ToolUse, Message]]) -> tuple[str, Message] | 
         else:
             continue
         if listed:
-            return f"CI as `{shown}` listed it: {'; '.join(listed)}", message
+            entries = [entry for entry, _ in listed[:MAX_ENTRIES]] + _more(len(listed))
+            failed = any(outcome in _FAILED for _, outcome in listed)
+            return f"CI as `{shown}` listed it: {'; '.join(entries)}", message, failed
     return None
 
 
@@ -65,10 +70,11 @@ def _listing_step(command: str) -> str | None:
     return steps[at]
 
 
-def _runs(output: str) -> list[str]:
-    """The newest run of each workflow ("`.github/workflows/ci.yml` on master: failure (0s)")."""
+def _runs(output: str) -> list[tuple[str, str]]:
+    """The newest run of each workflow ("`.github/workflows/ci.yml` on master: failure (0s)"),
+    with its outcome."""
     seen: set[str] = set()
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for line in output.splitlines():
         cells = line.split("\t")
         if len(cells) < 9 or cells[0] not in _RUN_STATUS or not _ELAPSED.match(cells[7]):
@@ -78,20 +84,20 @@ def _runs(output: str) -> list[str]:
             continue  # newest first: an older run of the workflow is history
         seen.add(workflow)
         outcome = conclusion if status == "completed" and conclusion else status.replace("_", " ")
-        out.append(f"{_name(workflow)} on {branch}: {outcome} ({cells[7]})")
-    return out[:MAX_ENTRIES] + _more(len(out))
+        out.append((f"{_name(workflow)} on {branch}: {outcome} ({cells[7]})", outcome))
+    return out
 
 
-def _checks(output: str) -> list[str]:
-    """Each check of the pull request ("build: fail (2m3s)")."""
-    out: list[str] = []
+def _checks(output: str) -> list[tuple[str, str]]:
+    """Each check of the pull request ("build: fail (2m3s)"), with its state."""
+    out: list[tuple[str, str]] = []
     for line in output.splitlines():
         cells = line.split("\t")
         if len(cells) < 3 or cells[1] not in _CHECK_STATE:
             continue
         elapsed = f" ({cells[2]})" if _ELAPSED.match(cells[2]) else ""
-        out.append(f"{_name(cells[0])}: {cells[1]}{elapsed}")
-    return out[:MAX_ENTRIES] + _more(len(out))
+        out.append((f"{_name(cells[0])}: {cells[1]}{elapsed}", cells[1]))
+    return out
 
 
 def _name(name: str) -> str:

@@ -307,8 +307,11 @@ def _ci(turn: _Turn) -> Found:
     found = ci_state(_calls(turn.messages))
     if found is None:
         return []
-    note, message = found
-    return [(_candidate(note, MemoryType.PROGRESS, (), 0.55, 4, (state_tag(CI_KEY),)), message)]
+    note, message, failed = found
+    # A red listing rests on CI's own word, as a failing test run does: in the briefing it is not
+    # outranked by a report's prose of the same branch ("Fixed the workflows with GH_TOKEN").
+    confidence = EVIDENCE_CONFIDENCE if failed else 0.55
+    return [(_candidate(note, MemoryType.PROGRESS, (), confidence, 4, (state_tag(CI_KEY),)), message)]
 
 
 def _docs_state(subject: str, files: tuple[str, ...]) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from cortex.core.extract.ci_runs import ci_state
 from cortex.core.extract.structural import extract_structural
 from cortex.core.extract.transcript import ToolUse
 from cortex.core.model import Memory, MemoryType, Scope, Status
+from cortex.core.recall.ranking import rank_for_briefing
 from cortex.core.write.state import state_keys
 from tests.capture.test_state_supersession import capture_turns, turn
 from tests.support.transcript_builders import assistant, bash, user
@@ -36,6 +37,11 @@ CHECKS = (
 def state(*uses: ToolUse) -> str | None:
     found = ci_state([(use, assistant(uses=(use,))) for use in uses])
     return None if found is None else found[0]
+
+
+def red(*uses: ToolUse) -> bool | None:
+    found = ci_state([(use, assistant(uses=(use,))) for use in uses])
+    return None if found is None else found[2]
 
 
 def test_the_newest_run_of_each_workflow_is_where_ci_stands() -> None:
@@ -108,3 +114,45 @@ def test_a_later_listing_replaces_the_earlier_one(project: Path) -> None:
 
 def listings(cx: Cortex) -> list[Memory]:
     return [m for m in cx.write_store(Scope.PROJECT).all_memories() if "ci:github" in state_keys(m.tags)]
+
+
+def test_a_listing_is_red_when_a_run_or_a_check_failed() -> None:
+    green = "\n".join(line.replace("\tfailure\t", "\tsuccess\t") for line in RUNS.splitlines())
+    cancelled = RUNS.replace("\tfailure\t", "\tcancelled\t")
+    assert red(bash("gh run list --limit 5", RUNS)) is True
+    assert red(bash("gh run list --limit 5", green)) is False
+    assert red(bash("gh run list --limit 5", cancelled)) is False  # stopped: says nothing yet
+    assert red(bash("gh pr checks 389", CHECKS, error=True)) is True
+    assert red(bash("gh pr checks 389", CHECKS.replace("\tfail\t", "\tpass\t"), error=True)) is False
+    # The sixth entry on is counted, not listed: a red one still makes the listing red.
+    many = "\n".join(
+        f"completed\tsuccess\tt\tW{i}\tmain\tpush\t{i}\t1s\t2025-09-28T13:11:11Z" for i in range(7)
+    )
+    late_failure = many + "\ncompleted\tfailure\tt\tW9\tmain\tpush\t9\t1s\t2025-09-28T13:11:11Z"
+    listed = state(bash("gh run list", late_failure))
+    assert listed is not None and listed.endswith("2 more") and "failure" not in listed
+    assert red(bash("gh run list", late_failure)) is True
+
+
+def test_a_red_listing_outranks_the_earlier_report_that_called_ci_fixed(project: Path) -> None:
+    # Real shape: the report said the workflows were fixed; `gh run list` after the merge
+    # showed them still failing. The next session must read the listing first.
+    turns = [
+        turn(1, "git push origin fix-token", "done", 0,
+             "## What we accomplished\nFixed the GitHub Actions workflows: they use the org secret "
+             "GH_TOKEN now, merged as PR #2."),
+        turn(2, "gh run list --limit 5", RUNS, 0, "Let me look at the runs."),
+    ]  # fmt: skip
+    cx = capture_turns(project, turns)
+    try:
+        progress = [
+            m
+            for m in cx.write_store(Scope.PROJECT).all_memories()
+            if m.type is MemoryType.PROGRESS and m.status is Status.ACTIVE
+        ]
+        order = [m.content for m in rank_for_briefing(progress)]
+        listing = next(i for i, c in enumerate(order) if c.startswith("CI as `gh run list"))
+        report = next(i for i, c in enumerate(order) if "Fixed the GitHub Actions workflows" in c)
+        assert listing < report
+    finally:
+        cx.close()
