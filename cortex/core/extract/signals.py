@@ -18,7 +18,7 @@ from dataclasses import replace
 from cortex.core.extract.markers import GLOBAL_SCOPE_MIN_CONFIDENCE, score_global_confidence
 from cortex.core.extract.prose import parse_sentences
 from cortex.core.extract.speech import is_intent, without_acknowledgement
-from cortex.core.extract.summary import clean_report, turn_candidate, word_count
+from cortex.core.extract.summary import clean_report, clip_at_line, turn_candidate, word_count
 from cortex.core.extract.transcript import Message, Role, ToolUse
 from cortex.core.extract.turns import starts_turn
 from cortex.core.model import Candidate, MemoryType, Scope
@@ -169,10 +169,7 @@ def _plans(turn: Sequence[Message]) -> Found:
         text = "\n".join(clean_report(plan))
         if word_count(text) < MIN_RULE_WORDS:
             continue
-        if len(text) > MAX_PLAN_CHARS:
-            text = text[
-                : text.rfind("\n", 0, MAX_PLAN_CHARS) if "\n" in text[:MAX_PLAN_CHARS] else MAX_PLAN_CHARS
-            ]
+        text = clip_at_line(text, MAX_PLAN_CHARS)
         if _INVESTIGATION.search(text.split("\n", 1)[0]):
             # A plan to find out is not a decision: its guesses wait for what the next turns find.
             candidate = _candidate(

@@ -42,6 +42,19 @@ def test_an_approved_plan_is_a_decision_and_a_refused_one_is_not() -> None:
     assert refused == []
 
 
+def test_a_long_plan_is_cut_at_a_line_end_only_where_that_keeps_most_of_it() -> None:
+    steps = "\n".join(f"{i}. Move the {i}th handler of the billing worker to the queue" for i in range(1, 40))
+    [(cut, _)] = extract_signals([user("plan it"), assistant(uses=(use("ExitPlanMode", {"plan": steps}),))])
+    body = cut.content.removeprefix("Approved plan: ")
+    assert 450 < len(body) <= 900 and body.endswith("to the queue")  # whole lines
+    # One long line after a short heading: the plan is not cut back to its heading.
+    one_line = "## Billing\n" + "Move every handler of the billing worker to the queue, one by one; " * 20
+    [(kept, _)] = extract_signals(
+        [user("plan it"), assistant(uses=(use("ExitPlanMode", {"plan": one_line}),))]
+    )
+    assert len(kept.content.removeprefix("Approved plan: ")) == 900
+
+
 def test_a_plan_to_investigate_is_where_the_work_stands_not_a_decision() -> None:
     plan = (
         "# Investigate Convex Push Error - Potential Bun/Sourcemap Issue\n\n## Root Cause Analysis\n"
