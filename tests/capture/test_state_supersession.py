@@ -24,6 +24,7 @@ from tests.conftest import T0
 from tests.support.transcript_builders import (
     bash_result_record,
     bash_use_record,
+    edit_records,
     jsonl,
     prompt_record,
     text_record,
@@ -476,10 +477,21 @@ def test_a_merge_the_user_reports_closes_the_open_pull_request_it_names(project:
         cx.close()
 
 
-def test_an_answer_the_user_rejects_is_withdrawn(project: Path) -> None:
+# Real shape (2.0.x): an answer in prose, no heading. Its report section and the lexical layer's
+# reading of its "The issue is that ..." sentence held the same claim, and the copy stayed active
+# after the user rejected the answer.
+WRONG_PROSE = (
+    "The workflows should use the same GitHub token that's already provided. The issue is that "
+    "we're using the default `GITHUB_TOKEN` which doesn't have access to other repositories. We "
+    "need to use the token parameter properly in the checkout step."
+)
+
+
+@pytest.mark.parametrize("wrong_answer", [WRONG_ANSWER, WRONG_PROSE], ids=["report", "prose"])
+def test_an_answer_the_user_rejects_is_withdrawn(project: Path, wrong_answer: str) -> None:
     # Real shape: the user's next prompt opens with "read what I said" / "wrong, ...".
     turns = [
-        answer_turn(1, "why does CI fail on checkout?", WRONG_ANSWER),
+        answer_turn(1, "why does CI fail on checkout?", wrong_answer),
         answer_turn(2, "read what I said. we send a token from the org, use that one", RIGHT_ANSWER),
     ]
     cx = capture_turns(project, turns)
@@ -489,28 +501,6 @@ def test_an_answer_the_user_rejects_is_withdrawn(project: Path) -> None:
         right = [m for m in memories if "`GH_TOKEN` is visible" in m.content]
         assert wrong and all(m.status is Status.SUPERSEDED for m in wrong)
         assert right and all(m.status is Status.ACTIVE for m in right)
-    finally:
-        cx.close()
-
-
-def test_a_withdrawn_answer_leaves_no_copy_of_its_sentences(project: Path) -> None:
-    # Real shape (2.0.x): an answer in prose, no heading. Its report section and the lexical
-    # layer's reading of its "The issue is that ..." sentence held the same claim, and the
-    # copy stayed active after the user rejected the answer.
-    prose = (
-        "The workflows should use the same GitHub token that's already provided. The issue is that "
-        "we're using the default `GITHUB_TOKEN` which doesn't have access to other repositories. We "
-        "need to use the token parameter properly in the checkout step."
-    )
-    turns = [
-        answer_turn(1, "why does CI fail on checkout?", prose),
-        answer_turn(2, "read what I said. we send a token from the org, use that one", RIGHT_ANSWER),
-    ]
-    cx = capture_turns(project, turns)
-    try:
-        memories = cx.write_store(Scope.PROJECT).all_memories()
-        wrong = [m for m in memories if "default `GITHUB_TOKEN`" in m.content]
-        assert wrong and all(m.status is Status.SUPERSEDED for m in wrong)
     finally:
         cx.close()
 
@@ -802,18 +792,9 @@ def _adr_edit_turn(n: int, before: str, after: str) -> list[dict[str, object]]:
         f"# 3. Use PostgreSQL for persistence\n\n## Status\n\n{before}\n\n## Decision\n\n"
         "We will use PostgreSQL 16 for all persistent data, because two workers now write at once.\n"
     )
-    edit = {"file_path": path, "old_string": before, "new_string": after, "replace_all": False}
-    done = {
-        "filePath": path,
-        "oldString": before,
-        "newString": after,
-        "originalFile": adr,
-        "replaceAll": False,
-    }
     records = [
         prompt_record(f"step {n}: the team agreed, mark the database ADR {after.lower()}", uuid=f"s1p{n}"),
-        tool_use_record(f"e{n}", "Edit", edit, uuid=f"s1a{n}"),
-        tool_result_record(f"e{n}", "The file has been updated.", is_error=False, top=done, uuid=f"s1r{n}"),
+        *edit_records(f"e{n}", path, adr, before, after, uuid=f"s1e{n}"),
         text_record(f"m{n}", f"The ADR is {after.lower()} now.", uuid=f"s1x{n}"),
     ]
     return in_minute(n, records)

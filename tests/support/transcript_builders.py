@@ -170,6 +170,28 @@ def bash_result_record(
     return tool_result_record(tid, shown, is_error=True, top=f"Error: {shown}", version=version, uuid=uuid)
 
 
+def edit_records(
+    tid: str, path: str, before: str, old: str, new: str, *, version: str = V2_1, uuid: str | None = None
+) -> list[dict[str, object]]:
+    """An Edit of `path` and its result as the client writes it (1.0.x to 2.1.x): the record's
+    `toolUseResult` holds the file as it was (`originalFile`) and the replacement made."""
+    edit = {"file_path": path, "old_string": old, "new_string": new, "replace_all": False}
+    done = {
+        "filePath": path,
+        "oldString": old,
+        "newString": new,
+        "originalFile": before,
+        "structuredPatch": [],
+        "userModified": False,
+        "replaceAll": False,
+    }
+    said = "The file has been updated."
+    return [
+        tool_use_record(tid, "Edit", edit, version=version, uuid=uuid and f"{uuid}a"),
+        tool_result_record(tid, said, is_error=False, top=done, version=version, uuid=uuid and f"{uuid}r"),
+    ]
+
+
 def refused_result_record(tid: str, wording: str, top: object, *, version: str = V2_1) -> dict[str, object]:
     """A refused or interrupted call: `wording` in the block, `top` as the record's `toolUseResult`."""
     return tool_result_record(tid, wording, is_error=True, top=top, version=version)

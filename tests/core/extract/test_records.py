@@ -14,6 +14,7 @@ from tests.support.secrets_corpus import ANTHROPIC_KEY
 from tests.support.transcript_builders import (
     V1_0,
     V2_1,
+    edit_records,
     jsonl,
     prompt_record,
     tool_result_record,
@@ -162,22 +163,7 @@ def test_an_entry_added_to_a_decision_log_is_a_decision() -> None:
 def _edit(
     path: str, before: str, old: str, new: str, tid: str = "e1", version: str = V2_1
 ) -> list[dict[str, object]]:
-    """An Edit of `path` and its result as the client writes it: `originalFile` is the file
-    before the edit (1.0.x to 2.1.x)."""
-    edit = {"file_path": path, "old_string": old, "new_string": new, "replace_all": False}
-    done = {
-        "filePath": path,
-        "oldString": old,
-        "newString": new,
-        "originalFile": before,
-        "structuredPatch": [],
-        "userModified": False,
-        "replaceAll": False,
-    }
-    return [
-        tool_use_record(tid, "Edit", edit, version=version),
-        tool_result_record(tid, "The file has been updated.", is_error=False, top=done, version=version),
-    ]
+    return edit_records(tid, path, before, old, new, version=version)
 
 
 @pytest.mark.parametrize("version", [V1_0, V2_1])

@@ -119,39 +119,32 @@ def test_a_rule_of_the_user_that_goes_global_leaves_no_project_copy() -> None:
     assert [(c.content, c.scope) for c in found] == [
         ("The user's rule: I always use tabs, never spaces, in all my projects.", Scope.GLOBAL)
     ]
-    gotcha = "The problem is that the cache key ignores the locale."
-    lexical_note = Candidate(content=gotcha, type=MemoryType.GOTCHA, layer=Layer.LEXICAL, confidence=0.6)
-    rule = Candidate(
-        content=f"The user's rule: {gotcha}",
-        type=MemoryType.PATTERN,
-        layer=Layer.STRUCTURAL,
-        confidence=0.6,
-        tags=(RULE_TAG,),
-    )
+    rule = _structural(f"The user's rule: {CACHE_GOTCHA}", MemoryType.PATTERN, RULE_TAG)
     message = messages[0]
-    assert without_quoted_copies([(rule, message), (lexical_note, message)]) == [(rule, message)]
+    assert without_quoted_copies([(rule, message), (LEXICAL_NOTE, message)]) == [(rule, message)]
+
+
+CACHE_GOTCHA = "The problem is that the cache key ignores the locale."
+LEXICAL_NOTE = Candidate(content=CACHE_GOTCHA, type=MemoryType.GOTCHA, layer=Layer.LEXICAL, confidence=0.6)
+
+
+def _structural(content: str, kind: MemoryType, *tags: str) -> Candidate:
+    return Candidate(content=content, type=kind, layer=Layer.STRUCTURAL, confidence=0.6, tags=tags)
 
 
 def test_a_report_section_of_the_same_kind_leaves_no_lexical_copy_of_its_sentence() -> None:
     messages = said("why do the German pages show English prices?", "Found it.")
     question, answer = messages
-    gotcha = "The problem is that the cache key ignores the locale."
-    lexical_note = Candidate(content=gotcha, type=MemoryType.GOTCHA, layer=Layer.LEXICAL, confidence=0.6)
-    report = Candidate(
-        content=f"Root cause\n{gotcha} Both pages share one entry.",
-        type=MemoryType.GOTCHA,
-        layer=Layer.STRUCTURAL,
-        confidence=0.6,
-        tags=("turn-report",),
-    )
+    section = f"Root cause\n{CACHE_GOTCHA} Both pages share one entry."
+    report = _structural(section, MemoryType.GOTCHA, "turn-report")
     # The section holds the sentence and goes wherever the answer goes (withdrawn, undone).
-    assert without_quoted_copies([(report, answer), (lexical_note, answer)]) == [(report, answer)]
+    assert without_quoted_copies([(report, answer), (LEXICAL_NOTE, answer)]) == [(report, answer)]
     # Kept: the section is a state (the next report replaces it, the finding stays), it is of
     # another type, or another message said it.
     state = replace(report, type=MemoryType.PROGRESS, tags=("turn-report", "turn-state"))
     other_type = replace(report, type=MemoryType.CONTEXT)
     for holder, said_in in ((state, answer), (other_type, answer), (report, question)):
-        both = [(holder, said_in), (lexical_note, answer)]
+        both = [(holder, said_in), (LEXICAL_NOTE, answer)]
         assert without_quoted_copies(both) == both
 
 
