@@ -127,6 +127,14 @@ def leaves_it_open(lines: Sequence[str]) -> bool:
     return option_lines(lines) >= MIN_OPTIONS or any(_HAND_OFF.search(line) for line in lines)
 
 
+def promised_lines(lines: Sequence[str]) -> set[int]:
+    """The lines after one that hands the next step to the user ("Tell me when you've added the
+    disk"): what the assistant says it will do then ("Then I'll commit and push the changes") is
+    the step after theirs, not narration. The section waits for the reply, which retires it."""
+    start = next((i for i, line in enumerate(lines) if _HAND_OFF.search(line)), len(lines))
+    return set(range(start + 1, len(lines)))
+
+
 def without_offers(lines: Sequence[str]) -> list[str]:
     """The lines without an offer or question to the user and the list items right under it."""
     out: list[str] = []

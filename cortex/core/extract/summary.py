@@ -29,6 +29,7 @@ from cortex.core.extract.speech import (
     leaves_it_open,
     only_asks,
     option_lines,
+    promised_lines,
     without_acknowledgement,
     without_offers,
 )
@@ -206,11 +207,12 @@ def _section_groups(lines: Sequence[str]) -> list[list[str]]:
 
 
 def _section_text(lines: Sequence[str]) -> str:
+    promised = promised_lines(lines)
     body = [
         kept
-        for line in lines
-        if not (_NARRATION.match(line) and word_count(line) < MIN_SECTION_WORDS)
-        and (kept := without_talk(line))
+        for i, line in enumerate(lines)
+        if i in promised or not (_NARRATION.match(line) and word_count(line) < MIN_SECTION_WORDS)
+        if (kept := line if i in promised else without_talk(line))
     ]
     text = without_lead_in("\n".join(_without_empty_labels(without_offers(body))).strip())
     if word_count(text) < MIN_SECTION_WORDS:
@@ -372,11 +374,9 @@ def _field_lines(lines: Sequence[str]) -> set[int]:
 
 def _numbered_title(line: str) -> bool:
     """A numbered line that is a title ("2. **opentelemetry**"), not a step or a labelled line."""
-    return _NUMBERED.match(line) is not None and _is_title(LIST_ITEM.sub("", line).strip())
-
-
-def _is_title(text: str) -> bool:
-    return _is_heading(text) and ": " not in text and not _ends_sentence(text)
+    text = LIST_ITEM.sub("", line).strip()
+    titled = _is_heading(text) and ": " not in text and not _ends_sentence(text)
+    return _NUMBERED.match(line) is not None and titled
 
 
 def _ends_sentence(text: str) -> bool:

@@ -155,6 +155,26 @@ def test_a_state_that_waits_on_the_user_is_marked_open() -> None:
         assert found and all(set(c.tags) == tags for c in found), text
 
 
+def test_the_step_promised_after_a_hand_off_stays_with_the_open_state() -> None:
+    # Real shape (1.0.x): the session ends waiting on the user, and says what it does next.
+    text = (
+        "That's it! Tell me when you've:\n1. Added the disk at `/models`\n2. Added the environment "
+        "variables\n\nThen I'll commit and push the changes, and your deployment will update on Render."
+    )
+    [waiting] = [c for c, _ in extract_reports([user("what now?"), assistant(text)])]
+    assert set(waiting.tags) == {STATE_TAG, OPEN_TAG}
+    assert waiting.content.endswith(
+        "Then I'll commit and push the changes, and your deployment will update on Render."
+    )
+    # Without a hand-off before it, the same sentence is narration.
+    plain = (
+        "Added the disk at `/models` and the environment variables to the service.\n\n"
+        + text.split("\n\n")[1]
+    )
+    [done] = [c for c, _ in extract_reports([user("what now?"), assistant(plain)])]
+    assert "commit and push" not in done.content
+
+
 def test_sections_are_cut_at_headings_and_bounded() -> None:
     lines = clean_report("Intro words\n- " + "word " * 400 + "\n## Next heading\n- " + "more text here " * 5)
     sections = report_sections(lines)
