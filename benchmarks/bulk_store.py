@@ -7,7 +7,7 @@ memory:
 
 - the memories of `gen_store.generate_memories` (seed 1; a repeated 40-bit id, likely once
   near 1,000,000, is skipped and the stream continues), in the same order, so the same row
-  numbers; their rows from the adapter's codec (`codec.memory_to_row`, centrality already
+  numbers; their rows from the adapters' row codec (`memory_rows.memory_to_row`, centrality already
   computed by `core.graph.centrality` over the active edges, as `refresh_centrality` would
   store it), their journal records as `insert_memory` writes them (`memory_to_dict`, at the
   memory's creation time), inserted `TX` at a time with executemany into the store's own
@@ -95,8 +95,9 @@ def build(
     benchmark cache), filed under `index` (embedder key, dimension; default: the local model's)."""
     from benchmarks.vector_options import perturbed, real_vectors
     from cortex.app import Cortex
+    from cortex.store.memory_rows import COLUMNS, memory_to_row
     from cortex.store.sqlite import vector_codes, vectors
-    from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS, memory_to_row
+    from cortex.store.sqlite.codec import PLACEHOLDERS
     from cortex.store.sqlite.store import Store
 
     started = time.perf_counter()

@@ -29,7 +29,8 @@ from cortex.core.model import Scope, Source
 from cortex.paths import RULES_FILE, STORE_DIR, Paths
 from cortex.plugin import hooks
 from cortex.shell.briefing_files import read_cache
-from cortex.store.sqlite import codec, hook_read
+from cortex.store.memory_rows import COLUMNS, memory_to_row, row_to_memory
+from cortex.store.sqlite import hook_read
 from tests.support.runtime import DEMO_TRANSCRIPT, LAUNCH, REPO, run_hook
 from tests.test_architecture import HOOK_FORBIDDEN, top_level
 
@@ -205,8 +206,8 @@ def test_the_launcher_delivers_a_first_briefing(cx: Cortex, project: Path) -> No
 
 def test_the_hook_read_columns_are_the_codec_columns_a_briefing_reads() -> None:
     # The codec's columns start with them; after them come only columns of later schemas.
-    assert codec.COLUMNS.startswith(hook_read.BRIEFING_COLUMNS + ", ")
-    assert codec.COLUMNS[len(hook_read.BRIEFING_COLUMNS) :] == ", source_time, source_record"
+    assert COLUMNS.startswith(hook_read.BRIEFING_COLUMNS + ", ")
+    assert COLUMNS[len(hook_read.BRIEFING_COLUMNS) :] == ", source_time, source_record"
 
 
 def test_the_hook_renders_a_store_no_process_has_migrated_yet(cx: Cortex, project: Path) -> None:
@@ -225,13 +226,13 @@ def test_the_hook_decoder_reads_rows_as_the_store_does(cx: Cortex, project: Path
     remember(cx, TABS, mem_type="preference", pin=True)
     db = Paths(project, cx.paths.home).project_db
     with sqlite3.connect(db) as conn:
-        rows: list[Any] = list(conn.execute(f"SELECT {codec.COLUMNS} FROM memories"))
-    assert rows and [first_render.row_to_memory(r) for r in rows] == [codec.row_to_memory(r) for r in rows]
+        rows: list[Any] = list(conn.execute(f"SELECT {COLUMNS} FROM memories"))
+    assert rows and [first_render.row_to_memory(r) for r in rows] == [row_to_memory(r) for r in rows]
     # A captured note has a time it was said, which the briefing does not read.
     said = datetime(2026, 6, 24, 22, 33, 28, tzinfo=UTC)
-    stored = replace(codec.row_to_memory(rows[0]), source=Source(session_id="s1", said_at=said, record="u7"))
-    row = codec.memory_to_row(stored)
-    assert codec.row_to_memory(row) == stored
+    stored = replace(row_to_memory(rows[0]), source=Source(session_id="s1", said_at=said, record="u7"))
+    row = memory_to_row(stored)
+    assert row_to_memory(row) == stored
     assert first_render.row_to_memory(row) == replace(stored, source=Source(session_id="s1"))
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from cortex.errors import NotFound, StoreError
 from cortex.shell.failpoints import failpoint
+from cortex.store.memory_rows import COLUMNS
 from cortex.store.port import Checkpoint
 from cortex.store.postgres import vectors
-from cortex.store.postgres.codec import COLUMNS
 from cortex.store.postgres.connection import Session, namespace, resolve_dsn, schema_name
 
 KEEP_CHECKPOINTS = 5  # per store, as in the SQLite adapter

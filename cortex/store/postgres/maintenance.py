@@ -11,10 +11,11 @@ from cortex.core.digest import StateDigest, digest_state
 from cortex.core.model import Edge, Memory, MemoryType
 from cortex.core.serial import dumps, format_time
 from cortex.core.write.chunks import CHUNK_SLOTS
+from cortex.store.memory_rows import COLUMNS, memory_to_row
 from cortex.store.packing import pack
 from cortex.store.port import StoreStats, VectorIndex, VectorRebuild
 from cortex.store.postgres import codec, migrations, text_search, vectors
-from cortex.store.postgres.codec import COLUMNS, PLACEHOLDERS
+from cortex.store.postgres.codec import PLACEHOLDERS
 from cortex.store.postgres.records import JOURNAL_INSERT, Records
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class Maintenance(Records):
     def import_memory(self, m: Memory) -> None:
         """Insert a memory whose history arrives with it; the caller journals."""
         with self.session.writing() as conn:
-            conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", codec.memory_to_row(m))
+            conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", memory_to_row(m))
 
     def import_edge(self, e: Edge, at: datetime) -> bool:
         """Insert an edge unless one with its key exists (not journaled); True when inserted."""

@@ -9,9 +9,10 @@ from datetime import datetime
 from cortex.core.model import Memory, Scope
 from cortex.core.recall.query import TextQuery
 from cortex.core.serial import format_time, memory_to_dict
+from cortex.store.memory_rows import COLUMNS, memory_to_row
 from cortex.store.port import LIVE
 from cortex.store.postgres import codec, text_search, vectors
-from cortex.store.postgres.codec import COLUMNS, PLACEHOLDERS, SETS
+from cortex.store.postgres.codec import PLACEHOLDERS, SETS
 from cortex.store.postgres.connection import Session
 from cortex.store.postgres.records import write_journal
 
@@ -25,7 +26,7 @@ class MemoryTable:
     def insert_memory(self, m: Memory, actor: str, at: datetime, op: str = "insert") -> None:
         """Insert a memory and journal it."""
         with self.session.writing() as conn:
-            conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", codec.memory_to_row(m))
+            conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", memory_to_row(m))
             write_journal(conn, actor, op, m.id, memory_to_dict(m), at)
 
     def update_memory(self, old: Memory, new: Memory, actor: str, at: datetime, op: str) -> None:
@@ -35,7 +36,7 @@ class MemoryTable:
         if not changed:
             return
         with self.session.writing() as conn:
-            conn.execute(f"UPDATE memories SET {SETS} WHERE id = %s", (*codec.memory_to_row(new)[1:], new.id))
+            conn.execute(f"UPDATE memories SET {SETS} WHERE id = %s", (*memory_to_row(new)[1:], new.id))
             write_journal(conn, actor, op, new.id, changed, at)
             if "content" in changed or "type" in changed:  # what its vectors embed: they are stale
                 vectors.drop(conn, list(vectors.row_numbers(conn, [new.id]).values()))

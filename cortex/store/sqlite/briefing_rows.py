@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cortex.core.model import Memory, MemoryType
+from cortex.store.memory_rows import COLUMNS, row_to_memory
 from cortex.store.port import ACCESS_LEVELS, RankBand
 from cortex.store.sqlite import codec, fts
-from cortex.store.sqlite.codec import COLUMNS, marks
+from cortex.store.sqlite.codec import marks
 from cortex.store.sqlite.connection import Connection
 
 # The part of the briefing rank that depends on a memory alone, with the default weights
@@ -126,7 +127,7 @@ class BriefingRows:
             "ORDER BY access_count DESC, n DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [(int(r[0]), int(r[1]), codec.row_to_memory(r[2:])) for r in rows]
+        return [(int(r[0]), int(r[1]), row_to_memory(r[2:])) for r in rows]
 
     def brief_counts(self) -> dict[tuple[str, bool, str | None], int]:
         """Active memories by (type, pinned, recorded branch), from indexes alone: each group

@@ -42,8 +42,8 @@ def read_prompt_matches(db: Path, query: TextQuery, limit: int) -> list[tuple[ob
         raise Unreadable(str(exc)) from exc
 
 
-# The SessionStart hook's render when no briefing is cached: the columns of `codec.COLUMNS` up to
-# schema 4, in the same order (a test keeps them so; codec itself is too heavy for the hook).
+# The SessionStart hook's render when no briefing is cached: the columns of `memory_rows.COLUMNS` up to
+# schema 4, in the same order (a test keeps them so; the row codec is too heavy for the hook).
 # What later schemas add, a briefing does not read: the hook also reads a store that the next
 # worker or CLI run has not migrated yet.
 BRIEFING_COLUMNS = (

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from cortex.core.digest import StateDigest, digest_state
 from cortex.core.model import Edge, Memory, MemoryType
 from cortex.core.serial import dumps, format_time
+from cortex.store.memory_rows import COLUMNS, memory_to_row
 from cortex.store.port import Checkpoint, StoreStats, VectorIndex, VectorRebuild
 from cortex.store.sqlite import checkpoint, codec, fts, migrations, vectors
-from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS
+from cortex.store.sqlite.codec import PLACEHOLDERS
 from cortex.store.sqlite.records import Records
 from cortex.store.sqlite.vector_store import drop_vectors
 
@@ -132,7 +133,7 @@ class Maintenance(Records):
     # -- verbatim writes for import (the imported journal records describe them) ---------
     def import_memory(self, m: Memory) -> None:
         """Insert a memory whose history arrives with it; the caller journals."""
-        self.conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", codec.memory_to_row(m))
+        self.conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", memory_to_row(m))
 
     def import_edge(self, e: Edge, at: datetime) -> bool:
         """Insert an edge unless one with its key exists (not journaled); True when inserted."""

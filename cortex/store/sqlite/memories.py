@@ -11,9 +11,10 @@ from typing import Any
 from cortex.core.model import Memory, Scope
 from cortex.core.recall.query import TextQuery
 from cortex.core.serial import format_time, memory_to_dict
+from cortex.store.memory_rows import COLUMNS, memory_to_row
 from cortex.store.port import LIVE
 from cortex.store.sqlite import codec, fts
-from cortex.store.sqlite.codec import COLUMNS, PLACEHOLDERS, marks
+from cortex.store.sqlite.codec import PLACEHOLDERS, marks
 from cortex.store.sqlite.connection import Connection
 from cortex.store.sqlite.records import write_journal
 from cortex.store.sqlite.vector_store import carry_pending, drop_vectors, pending_version
@@ -40,7 +41,7 @@ class MemoryTable:
 
     def insert_memory(self, m: Memory, actor: str, at: datetime, op: str = "insert") -> None:
         """Insert a memory and journal it."""
-        self.conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", codec.memory_to_row(m))
+        self.conn.execute(f"INSERT INTO memories ({COLUMNS}) VALUES ({PLACEHOLDERS})", memory_to_row(m))
         write_journal(self.conn, actor, op, m.id, memory_to_dict(m), at)
 
     def update_memory(self, old: Memory, new: Memory, actor: str, at: datetime, op: str) -> None:
@@ -51,7 +52,7 @@ class MemoryTable:
             return
         # The keyword index's columns are set only when they change: setting one re-indexes the
         # row (its trigger fires on any SET of them), and that index write lands at commit.
-        old_row, new_row = codec.memory_to_row(old), codec.memory_to_row(new)
+        old_row, new_row = memory_to_row(old), memory_to_row(new)
         kept = [i for i in range(1, len(_NAMES)) if _NAMES[i] not in _INDEXED or old_row[i] != new_row[i]]
         sets = ", ".join(f"{_NAMES[i]} = ?" for i in kept)
         held = pending_version(self.conn)
