@@ -162,9 +162,10 @@ def _with_reason(candidate: Candidate, turn: Sequence[Message]) -> Candidate:
     return candidate
 
 
-def _sides(use: ToolUse) -> list[tuple[str, str]]:
-    pairs = [(use.input.get("old_string"), use.input.get("new_string"))]
-    edits = use.input.get("edits")
+def edit_pairs(tool_input: Mapping[str, object]) -> list[tuple[str, str]]:
+    """An Edit's or MultiEdit's (old, new) text pairs, in order."""
+    pairs = [(tool_input.get("old_string"), tool_input.get("new_string"))]
+    edits = tool_input.get("edits")
     if isinstance(edits, list):
         pairs += [(e.get("old_string"), e.get("new_string")) for e in edits if isinstance(e, Mapping)]
     return [(old, new) for old, new in pairs if isinstance(old, str) and isinstance(new, str)]
@@ -201,13 +202,13 @@ def _edit_note(use: ToolUse) -> Candidate | None:
     whys: list[str] = []
     hunks = use.result.patch if use.result is not None else ()  # a Write that replaced the file
     if settings_file:
-        for old_text, new_text in [*_sides(use), *hunks]:
+        for old_text, new_text in [*edit_pairs(use.input), *hunks]:
             changes = changed_settings(old_text, new_text)
             parts += [f"`{key}`: {setting_change(before, after)}" for key, before, after, _ in changes]
             keys += [key for key, *_ in changes]
             whys += [why for *_, why in changes if why]
     else:
-        compared = [(entries(o, name), entries(n, name), n) for o, n in _sides(use)]
+        compared = [(entries(o, name), entries(n, name), n) for o, n in edit_pairs(use.input)]
         compared += [_rewritten(hunks, name)] if hunks else []
         for old, new, new_text in compared:
             parts += describe_changes(old, new)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from cortex.core.extract.commands import clip
-from cortex.core.extract.manifests import edit_sides
+from cortex.core.extract.manifests import edit_pairs, edit_sides
 from cortex.core.extract.record_files import MAX_RECORD_CHARS, RECORD_DIR, record_kind
 from cortex.core.extract.speech import LIST_ITEM
 from cortex.core.extract.summary import MIN_SECTION_WORDS, clean_report, word_count
@@ -36,11 +36,13 @@ _ENDED = frozenset({"superseded", "deprecated", "rejected", "obsolete", "replace
 
 def kept_record_fields(tool_input: Mapping[str, object]) -> dict[str, object]:
     """What this layer reads of a call that writes a decision record (nothing for other files):
-    a Write's text, an edit's sides."""
+    a Write's text, and a decision log's edit sides (an edited record is read from the text the
+    parser rebuilt, `ToolResult.edited`)."""
     path = tool_input.get("file_path")
-    if not isinstance(path, str) or record_kind(path) is None:
+    kind = record_kind(path) if isinstance(path, str) else None
+    if kind is None:
         return {}
-    out = edit_sides(tool_input, MAX_RECORD_CHARS)
+    out = edit_sides(tool_input, MAX_RECORD_CHARS) if kind == "log" else {}
     content = tool_input.get("content")
     if isinstance(content, str):
         out["content"] = content[:MAX_RECORD_CHARS]
@@ -87,15 +89,8 @@ def _record_note(use: ToolUse, path: str) -> Candidate | None:
 
 def _log_note(use: ToolUse, path: str) -> Candidate | None:
     """What an edit or a rewrite added to a decision log: its new lines, as one decision."""
-    pairs: list[tuple[str, str]] = []
-    if use.name == "Write" and isinstance(use.input.get("content"), str):
-        pairs.append(("", str(use.input["content"])))
-    elif isinstance(use.input.get("new_string"), str):
-        pairs.append((str(use.input.get("old_string") or ""), str(use.input["new_string"])))
-    edits = use.input.get("edits")
-    for edit in edits if isinstance(edits, list) else []:
-        if isinstance(edit, Mapping) and isinstance(edit.get("new_string"), str):
-            pairs.append((str(edit.get("old_string") or ""), str(edit["new_string"])))
+    content = use.input.get("content")
+    pairs = [("", content)] if use.name == "Write" and isinstance(content, str) else edit_pairs(use.input)
     old_lines = {line.strip() for old, _ in pairs for line in old.splitlines()}
     added = [line for _, new in pairs for line in new.splitlines() if line.strip() not in old_lines]
     body = " ".join(LIST_ITEM.sub("", line).strip() for line in clean_report("\n".join(added)))

@@ -216,6 +216,10 @@ def test_an_edit_whose_text_is_not_in_the_clients_copy_a_failed_write_and_other_
 def test_only_a_records_text_is_kept_and_it_is_redacted() -> None:
     adr = NYGARD.format(status="Accepted").replace("PostgreSQL 16", f"PostgreSQL 16 (key {ANTHROPIC_KEY})")
     assert kept_record_fields({"file_path": "src/app.py", "content": "x = 1"}) == {}
+    # An edited record is read from the parser's rebuilt text, a decision log from its edit's sides.
+    sides = {"old_string": "Proposed", "new_string": "Accepted"}
+    assert kept_record_fields({"file_path": f"{ROOT}/docs/adr/0003-x.md", **sides}) == {}
+    assert kept_record_fields({"file_path": f"{ROOT}/DECISIONS.md", **sides}) == sides
     messages = parse_chunk(
         jsonl([prompt_record("write it", "p1"), *_write(f"{ROOT}/docs/adr/0003-x.md", adr)]), 0
     )
