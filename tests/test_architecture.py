@@ -72,6 +72,7 @@ CORE_ALLOWED_STDLIB = frozenset(
         "string",
         "textwrap",
         "base64",
+        "fnmatch",  # fnmatchcase only: a glob matched as a string (fnmatch() asks the OS for its case rule)
     }
 )
 # Builtins and calls that reach outside the process or read the clock.

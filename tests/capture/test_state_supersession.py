@@ -811,3 +811,29 @@ def test_an_edit_that_accepts_a_decision_record_puts_it_in_force(project: Path) 
         assert by_status["Accepted"].type is MemoryType.DECISION
     finally:
         cx.close()
+
+
+def test_a_commit_of_the_staged_logs_replaces_the_staged_state(project: Path) -> None:
+    # Turn 1 leaves hook logs staged by `git add -A`; turn 2 commits them: the commit's gotcha is
+    # the current word on those files, and "staged and not committed" is history.
+    listing = "Changes to be committed:\n\tnew file:   logs/chat.json\n\tnew file:   logs/stop.json\n"
+    commit = (
+        "[main 1a2b3c4] feat: add the parser\n 3 files changed, 40 insertions(+)\n"
+        " create mode 100644 logs/chat.json\n create mode 100644 logs/stop.json\n"
+    )
+    cx = capture_turns(
+        project,
+        [
+            turn(1, "git add -A && git status", listing, 0, "Staged everything."),
+            turn(2, 'git commit -m "feat: add the parser"', commit, 0, "Committed."),
+        ],
+    )
+    try:
+        memories = cx.write_store(Scope.PROJECT).all_memories()
+        staged = [m for m in memories if m.content.startswith("Staged and not committed")]
+        taken = [m for m in memories if m.content.startswith("Commit 1a2b3c4 (3 files changed) took in")]
+        assert [m.status for m in staged] == [Status.SUPERSEDED]
+        assert [(m.status, m.type) for m in taken] == [(Status.ACTIVE, MemoryType.GOTCHA)]
+        assert "logs/ (2 files)" in taken[0].content
+    finally:
+        cx.close()

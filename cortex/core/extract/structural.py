@@ -25,8 +25,10 @@ from cortex.core.extract.merges import merge_note
 from cortex.core.extract.runs import command_runs, timed_out, without_timeout
 from cortex.core.extract.service_errors import extract_service_errors
 from cortex.core.extract.signals import commit_body
+from cortex.core.extract.staging import extract_staging
 from cortex.core.extract.symptoms import error_digest as error_digest  # where callers look for it
 from cortex.core.extract.transcript import Message, Role, ToolResult, ToolUse
+from cortex.core.extract.transcript_model import EDIT_TOOLS
 from cortex.core.extract.verdicts import (
     Verdict,
     counts_tests,
@@ -49,7 +51,6 @@ _COMMIT_KINDS = {
 }
 EDITS_TAG = "edits"  # a turn's edited files: the briefing shows only the latest few
 PASSED_TAG = "passed"  # a passing test run or check: a failure of its command not seen fixed was fixed
-EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 
 Found = list[tuple[Candidate, Message]]
@@ -97,6 +98,7 @@ def extract_structural(messages: Sequence[Message], *, project_root: str | None)
         found.extend(_commits(turn, project_root))
         found.extend(_merges(turn))
         found.extend(_ci(turn))
+        found.extend(extract_staging(turn.messages, project_root))
         found.extend(extract_service_errors(turn.messages))
     found.extend(extract_failures(messages))
     return found

@@ -1,0 +1,291 @@
+"""Generated or local files that staging swept into the index or a commit. Pure.
+
+`git add -A` stages whatever git does not ignore: the logs a project's hooks write, a tool's
+session data under `.claude/`, a Nix `result` link, a script's `.bak` copy, a `.env` file. A commit then
+carries them, and the next session stages them again, until someone ignores them or keeps
+them out. A turn shows it in three places: the staged files a `git status` lists ("Changes to
+be committed", or the index column of `--short` and `--porcelain`), the files a commit's
+output says it created, and the paths a `git restore --staged`, `git reset` or
+`git rm --cached` took out again. A file the turn wrote, or added by name, was meant; one that
+only looks like output (`looks_local`) and was neither is noted:
+
+- a commit took it in: a gotcha, naming the commit and its size;
+- the turn unstaged it before committing: a convention, with the command that did it;
+- the turn ended with it staged and uncommitted: where the index stands.
+
+The three share a state key per set of folders, so the newest word on the same files replaces
+the older one (a later commit that took the staged logs replaces "staged but not committed").
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+
+from cortex.core.extract.commands import clip, command_steps, is_git_commit, parse_commit, shell_words
+from cortex.core.extract.transcript import Message, ToolUse
+from cortex.core.extract.transcript_model import EDIT_TOOLS
+from cortex.core.model import Candidate, Layer, MemoryType
+from cortex.core.write.state import state_tag
+
+Found = list[tuple[Candidate, Message]]
+
+STAGING_KEY = "index:"  # + the folders (or files) noted, sorted: one state per set of files
+MAX_GROUPS_LISTED = 6
+MAX_COMMAND_CHARS = 160
+
+# Folders whose files are written by running something, not by hand.
+_LOCAL_DIRS = frozenset(
+    {
+        "logs", "log", "tmp", "temp", "__pycache__", "node_modules", ".pytest_cache", ".mypy_cache",
+        ".ruff_cache", ".cache", ".next", ".turbo", ".parcel-cache", ".nyc_output", "htmlcov", ".tox",
+    }
+)  # fmt: skip
+# Inside `.claude/`, Claude Code's configuration is shared (settings.json, CLAUDE.md, commands,
+# agents, hooks, skills, rules); these are a tool's runtime data, and settings.local.json is
+# the user's own settings, which Claude Code keeps out of git.
+_CLAUDE_LOCAL = frozenset({"data", "logs", "cache", "sessions", "tmp", "todos", "shell-snapshots", "statsig"})
+_LOCAL_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "nohup.out", ".coverage"})
+_LOCAL_SUFFIXES = (".log", ".bak", ".orig", ".rej", ".swp", ".swo", ".tmp", ".pyc", "~")
+_NIX_RESULT = re.compile(r"^result(?:-[\w.-]+)?$")  # `nix build`'s link, at the root
+# A local environment file (its secrets, this machine's settings); a template of one is shared.
+_ENV_FILE = re.compile(r"^\.env(?:\.(?!(?:example|sample|template|dist|defaults?)$)[\w.-]+)?$")
+
+# `git status` (long form): the staged section and its entries.
+_STAGED_HEAD = re.compile(r"^Changes to be committed:\s*$")
+_OTHER_HEAD = re.compile(r"^(?:Changes not staged for commit|Untracked files|Unmerged paths):\s*$")
+_LONG_ENTRY = re.compile(r"^\s+(?:new file|modified|deleted|renamed|copied|typechange):\s+(.+?)\s*$")
+# `git status --short` / `--porcelain`: XY PATH, X the index's status.
+_SHORT_ENTRY = re.compile(r"^([MADRCT])[ MADRCTU?] (.+?)\s*$")
+_CREATED = re.compile(r"^\s*create mode \d+ (.+?)\s*$", re.MULTILINE)
+_CHANGED = re.compile(r"\b(\d+) files? changed\b")
+
+
+def looks_local(path: str) -> bool:
+    """The file is one that running something writes (a log, a backup copy, a cache, a build
+    link, a tool's session data) or this machine's own (a `.env`), not source a person meant
+    to commit."""
+    return _local_folder(path) is not None
+
+
+def _local_folder(path: str) -> str | None:
+    """The folder that makes the file local ("node_modules/", ".claude/data/"), "" for a file
+    local by its own name (`server.log`, `flake.nix.bak`, `result`), None for any other file."""
+    parts = [p for p in path.strip("/").split("/") if p not in ("", ".")]
+    if not parts:
+        return None
+    if len(parts) > 2 and parts[0] == ".claude" and parts[1] in _CLAUDE_LOCAL:
+        return f".claude/{parts[1]}/"
+    folder = next((i for i, p in enumerate(parts[:-1]) if p in _LOCAL_DIRS), None)
+    if folder is not None:
+        return "/".join(parts[: folder + 1]) + "/"
+    name = parts[-1]
+    if name in _LOCAL_NAMES or name.endswith(_LOCAL_SUFFIXES) or _ENV_FILE.match(name):
+        return ""
+    if parts == [".claude", "settings.local.json"]:
+        return ""
+    return "" if len(parts) == 1 and _NIX_RESULT.match(name) else None
+
+
+def extract_staging(messages: Sequence[Message], project_root: str | None = None) -> Found:
+    """One turn's notes of local files staged, unstaged or committed (see the module doc)."""
+    meant = _meant(messages, project_root)
+    staged: dict[str, None] = {}  # the index as the turn's last listing showed it
+    by: str = ""  # the `git add -A` (or `.`) that staged them, when the turn ran it
+    last: Message | None = None
+    found: Found = []
+    for use, message in ((u, m) for m in messages for u in m.tool_uses):
+        command = _bash(use)
+        if command is None or use.result is None or use.result.rejected or use.result.interrupted:
+            continue
+        output = use.result.content
+        for words in command_steps(command):
+            git = _git_words(words)
+            if git[:1] == ["add"] and any(w in ("-A", "--all", ".", "-u", "--update") for w in git[1:]):
+                by = " ".join(["git", *git])
+        if is_git_commit(command) and not use.failed:
+            sha, subject = parse_commit(command, output)
+            if subject:
+                taken = [p for p in (*staged, *_created(output)) if looks_local(p) and not _covered(p, meant)]
+                if taken:
+                    found.append((_committed(sha, output, list(dict.fromkeys(taken)), by), message))
+                staged, last = {}, None
+            continue
+        listed = _staged_listing(command, output)
+        if listed is not None:
+            staged, last = dict.fromkeys(listed), message
+            continue
+        patterns = _unstaged(command) if not use.failed else None
+        if patterns is not None:
+            out = [p for p in staged if looks_local(p) and not _covered(p, meant) and _covered(p, patterns)]
+            staged = {p: None for p in staged if not _covered(p, patterns)}
+            if out:
+                found.append((_kept_out(out, command, by), message))
+    left = [p for p in staged if looks_local(p) and not _covered(p, meant)]
+    if left and last is not None:
+        found.append((_left_staged(left, by), last))
+    return found
+
+
+def _bash(use: ToolUse) -> str | None:
+    command = use.input.get("command") if use.name == "Bash" else None
+    return command if isinstance(command, str) and command.strip() else None
+
+
+def _git_words(words: list[str]) -> list[str]:
+    """A git step's words after `git` (and `-C dir`); [] for any other step."""
+    if not words or words[0] != "git":
+        return []
+    rest = words[1:]
+    while len(rest) >= 2 and rest[0] == "-C":
+        rest = rest[2:]
+    return rest
+
+
+def _meant(messages: Sequence[Message], project_root: str | None) -> list[str]:
+    """The paths the turn wrote or added by name (as written: a folder or a glob covers more)."""
+    out: list[str] = []
+    for use in (u for m in messages for u in m.tool_uses):
+        if use.name in EDIT_TOOLS and not use.failed:
+            raw = use.input.get("file_path") or use.input.get("notebook_path")
+            if isinstance(raw, str):
+                out.append(_relative(raw, project_root))
+        command = _bash(use)
+        for words in command_steps(command) if command else []:
+            git = _git_words(words)
+            if git[:1] == ["add"]:
+                out.extend(w for w in git[1:] if not w.startswith("-") and w not in (".", "*", ":/"))
+    return out
+
+
+def _relative(path: str, project_root: str | None) -> str:
+    root = (project_root or "").rstrip("/")
+    return path[len(root) + 1 :] if root and path.startswith(root + "/") else path
+
+
+def _covered(path: str, patterns: Iterable[str]) -> bool:
+    """The path is one of these, or under one (a folder), or matches one (a glob); "." is all."""
+    for raw in patterns:
+        pattern = raw.removeprefix("./").rstrip("/")
+        if pattern in ("", ".", ":/") or path == pattern or path.startswith(pattern + "/"):
+            return True
+        if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(path, pattern):
+            return True
+    return False
+
+
+def _staged_listing(command: str, output: str) -> list[str] | None:
+    """The staged paths a `git status` in the command listed; None when it ran none."""
+    steps = [_git_words(w) for w in command_steps(command)]
+    status = [git for git in steps if git[:1] == ["status"]]
+    if not status:
+        return None
+    short = any(w in ("-s", "--short") or w.startswith("--porcelain") for w in status[-1][1:])
+    if short:
+        entries = (_SHORT_ENTRY.match(line) for line in output.splitlines())
+        return [_unquote(m.group(2).split(" -> ")[-1]) for m in entries if m]
+    paths: list[str] = []
+    inside = False
+    for line in output.splitlines():
+        if _STAGED_HEAD.match(line):
+            inside = True
+        elif _OTHER_HEAD.match(line):
+            inside = False
+        elif inside and (m := _LONG_ENTRY.match(line)):
+            paths.append(_unquote(m.group(1).split(" -> ")[-1]))
+    return paths
+
+
+def _unstaged(command: str) -> list[str] | None:
+    """What a `git restore --staged`, `git reset [HEAD] [--] ...` or `git rm --cached` took out
+    of the index (["."] for all of it); None when the command did none of these."""
+    found: list[str] | None = None
+    for words in command_steps(command):
+        git = _git_words(words)
+        args = [w for w in git[1:] if not w.startswith("-")]
+        flags = set(git[1:]) - set(args)
+        if git[:1] == ["restore"] and ("--staged" in flags or "-S" in flags):
+            paths = args
+        elif git[:1] == ["reset"] and not flags & {"--hard", "--soft", "--keep", "--merge"}:
+            paths = args[1:] if args and args[0] in ("HEAD", "@") else args
+            paths = paths or ["."]
+        elif git[:1] == ["rm"] and "--cached" in flags:
+            paths = args
+        else:
+            continue
+        found = (found or []) + paths
+    return found
+
+
+def _created(output: str) -> list[str]:
+    return [_unquote(p) for p in _CREATED.findall(output)]
+
+
+def _unquote(path: str) -> str:
+    words = shell_words(path) if path.startswith('"') else []
+    return words[0] if len(words) == 1 else path
+
+
+def _groups(paths: Sequence[str]) -> dict[str, int]:
+    """The paths by the folder that makes them local ("node_modules/" -> how many files under
+    it); a file local by its name is grouped by its folder when others share it, else by itself."""
+    by_dir: dict[str, list[str]] = {}
+    for path in paths:
+        folder = _local_folder(path) or path.rpartition("/")[0] + "/"
+        by_dir.setdefault(folder if folder != "/" else "", []).append(path)
+    out: dict[str, int] = {}
+    for folder, members in by_dir.items():
+        if folder and len(members) > 1:
+            out[folder] = len(members)
+        else:
+            out.update(dict.fromkeys(members, 1))
+    return out
+
+
+def _shown(paths: Sequence[str]) -> tuple[str, str]:
+    """(the files as a reader scans them, the state key naming them). A folder's files are
+    counted, not named: their names (`chat.json`, a session's uuid) add nothing, and a named
+    log that changes every run would mark the note "may be stale" at once."""
+    groups = _groups(paths)
+    parts = [f"{name} ({count} files)" if count > 1 else name for name, count in groups.items()]
+    extra = len(parts) - MAX_GROUPS_LISTED
+    text = ", ".join(parts[:MAX_GROUPS_LISTED]) + (f" and {extra} more" if extra > 0 else "")
+    return text, state_tag(STAGING_KEY + ",".join(sorted(groups)))
+
+
+_LOOK = "look generated or local"
+
+
+def _how(by: str) -> str:
+    return f"; staged by `{by}`" if by else ""
+
+
+def _committed(sha: str, output: str, paths: Sequence[str], by: str) -> Candidate:
+    text, key = _shown(paths)
+    size = _CHANGED.search(output)
+    commit = f"Commit {sha}" if sha else "A commit"
+    sized = f" ({size.group(0)})" if size else ""
+    content = f"{commit}{sized} took in files this session did not write that {_LOOK}: {text}{_how(by)}"
+    return _candidate(content, MemoryType.GOTCHA, 5, key)
+
+
+def _kept_out(paths: Sequence[str], command: str, by: str) -> Candidate:
+    text, key = _shown(paths)
+    content = (
+        f"Kept out of commits: files this session did not write that {_LOOK}: {text}"
+        f"{_how(by)}; unstaged with `{clip(command, MAX_COMMAND_CHARS)}`"
+    )
+    return _candidate(content, MemoryType.PATTERN, 5, key)
+
+
+def _left_staged(paths: Sequence[str], by: str) -> Candidate:
+    text, key = _shown(paths)
+    content = f"Staged and not committed: files this session did not write that {_LOOK}: {text}{_how(by)}"
+    return _candidate(content, MemoryType.PROGRESS, 4, key)
+
+
+def _candidate(content: str, kind: MemoryType, priority: int, key: str) -> Candidate:
+    return Candidate(
+        content=content, type=kind, layer=Layer.STRUCTURAL, confidence=0.6, priority=priority, tags=(key,)
+    )
