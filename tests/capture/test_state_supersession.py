@@ -831,7 +831,11 @@ def test_a_commit_of_the_staged_logs_replaces_the_staged_state(project: Path) ->
     try:
         memories = cx.write_store(Scope.PROJECT).all_memories()
         staged = [m for m in memories if m.content.startswith("Staged and not committed")]
-        taken = [m for m in memories if m.content.startswith("Commit 1a2b3c4 (3 files changed) took in")]
+        taken = [
+            m
+            for m in memories
+            if m.content.startswith('Commit 1a2b3c4 "feat: add the parser" (3 files changed) took in')
+        ]
         assert [m.status for m in staged] == [Status.SUPERSEDED]
         assert [(m.status, m.type) for m in taken] == [(Status.ACTIVE, MemoryType.GOTCHA)]
         assert "logs/ (2 files)" in taken[0].content

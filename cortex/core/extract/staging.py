@@ -34,6 +34,7 @@ Found = list[tuple[Candidate, Message]]
 STAGING_KEY = "index:"  # + the folders (or files) noted, sorted: one state per set of files
 MAX_GROUPS_LISTED = 6
 MAX_COMMAND_CHARS = 160
+MAX_SUBJECT_CHARS = 72  # git's own advice for a subject line
 
 # Folders whose files are written by running something, not by hand.
 _LOCAL_DIRS = frozenset(
@@ -109,7 +110,8 @@ def extract_staging(messages: Sequence[Message], project_root: str | None = None
             if subject:
                 taken = [p for p in (*staged, *_created(output)) if looks_local(p) and not _covered(p, meant)]
                 if taken:
-                    found.append((_committed(sha, output, list(dict.fromkeys(taken)), by), message))
+                    note = _committed(sha, subject, output, list(dict.fromkeys(taken)), by)
+                    found.append((note, message))
                 staged, last = {}, None
             continue
         listed = _staged_listing(command, output)
@@ -261,10 +263,11 @@ def _how(by: str) -> str:
     return f"; staged by `{by}`" if by else ""
 
 
-def _committed(sha: str, output: str, paths: Sequence[str], by: str) -> Candidate:
+def _committed(sha: str, subject: str, output: str, paths: Sequence[str], by: str) -> Candidate:
+    """The commit by its id and subject (an id alone tells a reader, or a search, nothing)."""
     text, key = _shown(paths)
     size = _CHANGED.search(output)
-    commit = f"Commit {sha}" if sha else "A commit"
+    commit = " ".join(p for p in ("Commit", sha, f'"{clip(subject, MAX_SUBJECT_CHARS)}"') if p)
     sized = f" ({size.group(0)})" if size else ""
     content = f"{commit}{sized} took in files this session did not write that {_LOOK}: {text}{_how(by)}"
     return _candidate(content, MemoryType.GOTCHA, 5, key)

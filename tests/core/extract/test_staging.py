@@ -131,8 +131,8 @@ def test_a_commit_that_took_local_files_in_is_a_gotcha_with_its_size() -> None:
     )
     assert note.type is MemoryType.GOTCHA and note.priority == 5
     assert note.content == (
-        "Commit 3a0da47 (21 files changed) took in files this session did not write that look "
-        "generated or local: logs/ (2 files), .claude/data/ (2 files); "
+        'Commit 3a0da47 "fix: Update workflows to use GH_TOKEN" (21 files changed) took in files '
+        "this session did not write that look generated or local: logs/ (2 files), .claude/data/ (2 files); "
         "staged by `git add -A`"
     )
 
