@@ -30,7 +30,10 @@ TARGETS = {  # the issue's acceptance targets
     "wrong": ("=", 0),
     "file-list share": ("<=", 0.25),
 }
-_ENTRY = re.compile(r"^- (\S+) · (?:([a-z_]+) · )?")  # a type after the id, or only the section's title
+# `- id · type · date ...`, `- id · date ...` (the section's title names the type), or a bare
+# `- id` (a pinned one `- id · type · pinned`) whose date and source the part's preamble gives.
+_TYPES = "decision|architecture|pattern|preference|gotcha|progress|context|code"
+_ENTRY = re.compile(rf"^- (\S+)(?: · (?:({_TYPES})(?= · |$| \()|\S)|$| \()")
 _SECTIONS = {  # a briefing section's title -> the type of the entries under it (Pinned mixes types)
     "Decisions:": "decision",
     "Architecture:": "architecture",
@@ -139,8 +142,8 @@ class Entry:
 
 
 def briefing_entries(text: str) -> list[Entry]:
-    """The briefing's memory entries: `- id · type · date ...` (or `- id · date ...` under a
-    section title naming the type) and the indented lines below it."""
+    """The briefing's memory entries: `- id · type · date ...` (or `- id · date ...`, or a bare
+    `- id`, under a section title naming the type) and the indented lines below it."""
     entries: list[Entry] = []
     current: tuple[str, list[str]] | None = None
     section = ""

@@ -41,12 +41,17 @@ def _date(value: datetime | None) -> str:
 
 
 def attribution(
-    m: Memory, *, show_branch: bool = True, show_status: bool = True, show_type: bool = True
+    m: Memory,
+    *,
+    show_branch: bool = True,
+    show_status: bool = True,
+    show_type: bool = True,
+    show_date: bool = True,
 ) -> str:
     """`id · type · date · branch · source` line for a memory; a briefing leaves out the branch
-    where it goes without saying, the status (it shows active notes) and the type where its
-    section's title says it."""
-    parts = [m.id, *([m.type.value] if show_type else []), _date(m.created)]
+    and the date where they go without saying, the status (it shows active notes) and the type
+    where its section's title says it."""
+    parts = [m.id, *([m.type.value] if show_type else []), *([_date(m.created)] if show_date else [])]
     if m.scope.value in ("global", "team"):
         parts.append(m.scope.value)
     by = next((t.removeprefix(SHARED_BY) for t in m.tags if t.startswith(SHARED_BY)), "")

@@ -116,6 +116,28 @@ def test_file_list_progress_entries_are_counted_by_characters() -> None:
     assert chars == len(briefing.splitlines()[1]) + 1 + len(briefing.splitlines()[2]) + 1
 
 
+def test_entries_whose_preamble_gives_their_date_and_source_are_read_too() -> None:
+    briefing = "\n".join(
+        [
+            "Notes naming no session: session abcd, 2025-01-02 unless dated.",
+            "Pinned:",
+            "- m0 · gotcha · pinned",
+            "  The queue needs VACUUM",
+            "Progress:",
+            "- m1",
+            "  Edited src/a.rs, src/b.rs, Cargo.toml",
+            "- m2 (stale: file gone)",
+            "  Switched sqlx to runtime queries",
+            "- m3 · 2024-12-30 · session ef01",
+            "  Wrote src/c.rs",
+        ]
+    )
+    entries = briefing_entries(briefing)
+    assert [e.type for e in entries] == ["gotcha", "progress", "progress", "progress"]
+    assert entries[1].text == "Edited src/a.rs, src/b.rs, Cargo.toml"
+    assert file_list_stats(briefing)[1:] == (3, 2)
+
+
 def test_entries_that_leave_their_type_to_the_section_title_are_typed_by_it() -> None:
     briefing = "\n".join(
         [

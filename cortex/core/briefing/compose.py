@@ -21,11 +21,14 @@ from cortex.core.briefing.text import (
     MAX_ENTRY_CHARS,
     MAX_STALE_LISTED,
     SECTION_TITLES,
+    common_source,
     find_last_session,
+    last_said,
     render_changed_line,
     render_entry,
     render_header,
     render_last_session_line,
+    render_source_line,
     render_stale_line,
     render_text,
 )
@@ -240,6 +243,9 @@ def _render_part(
     listed = [m for m in memories if m.id in first]
     changed = [m for m in memories if m.id in notes and m.id not in stale]  # code changed under them
     changed_count = sum(1 for i in notes if i not in stale)
+    # The session the preamble names: the moment part's last session, else the one most notes
+    # come from; its notes leave unsaid what the preamble says of it.
+    said = last_said(last) if marks else common_source(candidates)
     preamble = (
         [
             render_last_session_line(last),
@@ -247,10 +253,9 @@ def _render_part(
             render_changed_line(changed, changed_count, notes),
         ]
         if marks
-        else []
+        else [render_source_line(said)]
     )
     header = render_header(part.value, None if part is BriefingPart.STABLE else branch)
-    said = (last[0].source.session_id or "") if marks and last else ""  # the preamble names it
     entries = {  # the stable part is given no notes
         m.id: render_entry(m, stale=marks and m.id in stale, note=notes.get(m.id, ""), here=branch, said=said)
         for m in candidates

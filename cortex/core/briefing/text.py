@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 from cortex.core.budget import truncation_note
 from cortex.core.extract.transcript import BRIEFING_MARKER
@@ -20,6 +21,7 @@ MAX_LISTED_PATH_CHARS = 60
 MAX_FIELD_CHARS = 200  # a branch, path or id shown in the briefing
 STALE_MARK = "(stale: file gone)"
 MAX_NOTE_CHARS = 240  # a code-anchor mark
+MIN_SAID_NOTES = 2  # a preamble naming the source of one note saves nothing
 # Claude Code labels the rules file "project instructions", so the header says plainly what
 # these lines are, as a statement of fact rather than an order (which can trip injection guards).
 DISCLAIMER = (
@@ -43,35 +45,54 @@ SECTION_TITLES = {
 _WS = re.compile(r"\s+")
 
 
+@dataclass(frozen=True, slots=True)
+class Said:
+    """The session a part's preamble names, with the date and branch it gives for it: a note of
+    that session leaves unsaid what the preamble already says of it."""
+
+    session: str
+    date: str = ""  # YYYY-MM-DD, "" when the preamble gives none
+    branch: str | None = None  # None when the preamble names no branch
+
+
 @functools.lru_cache(maxsize=4096)  # each part of a render shows many of the same notes
 def render_entry(
-    memory: Memory, *, stale: bool, note: str = "", here: str | None = None, said: str = ""
+    memory: Memory, *, stale: bool, note: str = "", here: str | None = None, said: Said | None = None
 ) -> str:
     """One memory as attributed data: `- id · date · source`, then its text, shortened.
     `note`: what its code anchors say ("may be stale: ..."), shown unless its files are gone.
     `here`: the branch the part is rendered for (its notes' branch goes without saying).
-    `said`: the session the part's preamble names (its notes' session goes without saying)."""
+    `said`: the session the part's preamble names: a note of it leaves out its session, and its
+    date and branch where they are the ones the preamble gives."""
     text = _WS.sub(" ", memory.content).strip()
     if len(text) > MAX_ENTRY_CHARS:
         cut = text[: MAX_ENTRY_CHARS - 1].rsplit(" ", 1)[0]
         text = (cut or text[: MAX_ENTRY_CHARS - 1]) + "…"
     mark = f" {STALE_MARK}" if stale else (f" ({display_field(note, MAX_NOTE_CHARS)})" if note else "")
-    if said and memory.source.session_id == said:
+    dated = True
+    if said and memory.source.session_id == said.session:
+        dated = _day(memory) != said.date
+        if said.branch is not None and branch_key(memory.source.branch) == branch_key(said.branch):
+            here = memory.source.branch  # the preamble names it
         memory = replace(memory, source=replace(memory.source, session_id=None))
-    return f"- {entry_attribution(_displayable(memory), here, text)}{mark}\n  {text}"
+    return f"- {entry_attribution(_displayable(memory), here, text, dated=dated)}{mark}\n  {text}"
 
 
-def entry_attribution(m: Memory, here: str | None, text: str = "") -> str:
+def entry_attribution(m: Memory, here: str | None, text: str = "", *, dated: bool = True) -> str:
     """`id · date · source` for a briefing entry (`core.render.attribution`, less what goes
     without saying): the type only in the pinned section (every other section's title names
     it), a branch only where it is not the one the part is for (the default branch, a detached
-    `HEAD` included, never), and only the files the entry's `text` does not name already.
-    `cortex get ID` shows all."""
+    `HEAD` included, never), the date unless the preamble gives it (`dated`), and only the
+    files the entry's `text` does not name already. `cortex get ID` shows all."""
     named = branch_key(m.source.branch) not in ("", branch_key(here))
     files = tuple(f for f in m.source.files if f not in text)
     if files != m.source.files:
         m = replace(m, source=replace(m.source, files=files))
-    return attribution(m, show_branch=named, show_status=False, show_type=m.pinned)
+    return attribution(m, show_branch=named, show_status=False, show_type=m.pinned, show_date=dated)
+
+
+def _day(memory: Memory) -> str:
+    return memory.created.strftime("%Y-%m-%d")
 
 
 def _displayable(memory: Memory) -> Memory:
@@ -127,6 +148,41 @@ def render_changed_line(first: Sequence[Memory], count: int, notes: Mapping[str,
     return f"Code changed since {count} note(s) were written: {listed}{more}."
 
 
+def common_source(memories: Sequence[Memory]) -> Said | None:
+    """The session most of these notes come from (at least two; ties: the newer), with the day
+    and the branch most of its notes have: what a preamble can say once for all of them."""
+    by_session: dict[str, list[Memory]] = {}
+    for m in memories:
+        if m.source.session_id:
+            by_session.setdefault(m.source.session_id, []).append(m)
+    if not by_session:
+        return None
+    sid, notes = max(by_session.items(), key=lambda kv: (len(kv[1]), max(m.created for m in kv[1]), kv[0]))
+    if len(notes) < MIN_SAID_NOTES:
+        return None
+    day = _most(notes, _day)
+    branch = _most(notes, lambda m: m.source.branch or "")
+    return Said(sid, day, branch if branch_key(branch) else None)
+
+
+def _most(notes: Sequence[Memory], key: Callable[[Memory], str]) -> str:
+    """The value most of the notes have; ties: the newest note's."""
+    counts: dict[str, tuple[int, datetime]] = {}
+    for m in notes:
+        n, newest = counts.get(key(m), (0, m.created))
+        counts[key(m)] = (n + 1, max(newest, m.created))
+    return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+
+def render_source_line(said: Said | None) -> str:
+    """`Notes naming no session: session ID, DATE unless dated, branch B.`; empty without one."""
+    if said is None:
+        return ""
+    branch = f", branch {display_field(said.branch, MAX_FIELD_CHARS)}" if said.branch else ""
+    session = display_field(said.session, 8)
+    return f"Notes naming no session: session {session}, {said.date} unless dated{branch}."
+
+
 def find_last_session(memories: Sequence[Memory]) -> tuple[Memory, int] | None:
     """The newest active memory naming its session (by created, then id), and how many active
     memories that session left."""
@@ -135,6 +191,14 @@ def find_last_session(memories: Sequence[Memory]) -> tuple[Memory, int] | None:
         return None
     newest = max(sessions, key=lambda m: (m.created, m.id))
     return newest, sum(1 for m in sessions if m.source.session_id == newest.source.session_id)
+
+
+def last_said(last: tuple[Memory, int] | None) -> Said | None:
+    """What the last-session line says of that session (`render_last_session_line`)."""
+    if last is None or not last[0].source.session_id:
+        return None
+    newest = last[0]
+    return Said(newest.source.session_id or "", _day(newest), newest.source.branch or None)
 
 
 def render_last_session_line(last: tuple[Memory, int] | None) -> str:

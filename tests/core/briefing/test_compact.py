@@ -19,9 +19,9 @@ def test_an_entry_names_its_type_only_where_no_section_title_does() -> None:
         mem("p1", "Always run migrations through alembic", T.PATTERN, pinned=True, session="abcdef123456"),
     ]
     inside = body_lines(render_briefing(items, now=NOW, branch="main", part="stable"))
-    assert "- d1 · 2025-05-31 · session abcdef12" in inside
-    assert "- g1 · 2025-05-31 · session abcdef12" in inside
-    assert "- p1 · pattern · 2025-05-31 · session abcdef12 · pinned" in inside  # Pinned mixes types
+    assert inside[0] == "Notes naming no session: session abcdef12, 2025-05-31 unless dated."
+    assert "- d1" in inside and "- g1" in inside  # the section and the preamble say the rest
+    assert "- p1 · pattern · pinned" in inside  # Pinned mixes types
     assert {"Decisions:", "Gotchas:", "Pinned:"} <= set(inside)
 
 
@@ -92,9 +92,26 @@ def test_a_note_of_the_session_the_preamble_names_leaves_its_session_unsaid() ->
     parts = render_briefings(items, now=NOW, branch="main")
     moment = body_lines(parts[BriefingPart.MOMENT])
     assert moment[0].startswith("Last session with notes: 2025-05-31") and "session s-new-00" in moment[0]
-    assert "- new · 2025-05-31" in moment
+    assert "- new" in moment  # its date and session are the preamble's
     assert "- old · 2025-05-27 · session s-old-00" in moment
     full = body_lines(parts[BriefingPart.FULL])
-    assert "- dec · 2025-05-31" in full and "- new · 2025-05-31" in full
-    # The rules file names no last session: its notes keep theirs.
-    assert "- dec · 2025-05-31 · session s-new-00" in body_lines(parts[BriefingPart.STABLE])
+    assert "- dec" in full and "- new" in full
+    # The rules file holds one note of that session: a preamble for one note saves nothing.
+    stable = body_lines(parts[BriefingPart.STABLE])
+    assert "- dec · 2025-05-31 · session s-new-00" in stable and not stable[0].startswith("Notes naming")
+
+
+def test_the_rules_file_names_once_the_session_most_of_its_notes_come_from() -> None:
+    items = [
+        mem("a", "Decision: one writer per project", session="s-main-01", branch="feat/q"),
+        mem("b", "Decision: WAL mode for the queue", session="s-main-01", branch="feat/q"),
+        mem("c", "Decision: jobs retry three times", session="s-main-01", branch="feat/q", age_days=6),
+        mem("d", "Decision: vacuum weekly", session="s-main-01", branch="feat/r"),
+        mem("e", "Decision: migrations through alembic", session="s-other-1", branch="feat/q"),
+    ]
+    stable = body_lines(render_briefing(items, now=NOW, branch="main", part="stable"))
+    assert stable[0] == "Notes naming no session: session s-main-0, 2025-05-31 unless dated, branch feat/q."
+    assert {"- a", "- b"} <= set(stable)
+    assert "- c · 2025-05-26" in stable  # another day of that session keeps its date
+    assert "- d · branch feat/r" in stable  # and another branch its branch
+    assert "- e · 2025-05-31 · branch feat/q · session s-other-" in stable  # another session says all
