@@ -1,13 +1,13 @@
 """Generated or local files that staging swept into the index or a commit. Pure.
 
 `git add -A` stages whatever git does not ignore: the logs a project's hooks write, a tool's
-session data under `.claude/`, a Nix `result` link, a script's `.bak` copy, a `.env` file. A commit then
-carries them, and the next session stages them again, until someone ignores them or keeps
-them out. A turn shows it in three places: the staged files a `git status` lists ("Changes to
-be committed", or the index column of `--short` and `--porcelain`), the files a commit's
-output says it created, and the paths a `git restore --staged`, `git reset` or
-`git rm --cached` took out again. A file the turn wrote, or added by name, was meant; one that
-only looks like output (`looks_local`) and was neither is noted:
+session data under `.claude/`, a Nix `result` link, a script's `.bak` copy, a `.env` file. A
+commit then carries them, and the next session stages them again, until someone ignores them or
+keeps them out. A turn shows it in three places: the staged files a `git status` lists ("Changes
+to be committed", or the index column of `--short` and `--porcelain`), the files a commit's
+output says it created, and the paths a `git restore --staged`, `git reset` or `git rm --cached`
+took out again. A file the turn wrote, or added by name, was meant; one that only looks like
+output (`looks_local`) and was neither is noted:
 
 - a commit took it in: a gotcha, naming the commit and its size;
 - the turn unstaged it before committing: a convention, with the command that did it;
@@ -183,7 +183,7 @@ def _staged_listing(command: str, output: str) -> list[str] | None:
     status = [git for git in steps if git[:1] == ["status"]]
     if not status:
         return None
-    short = any(w in ("-s", "--short") or w.startswith("--porcelain") for w in status[-1][1:])
+    short = any(_short_flag(w) for w in status[-1][1:])
     if short:
         entries = (_SHORT_ENTRY.match(line) for line in output.splitlines())
         return [_unquote(m.group(2).split(" -> ")[-1]) for m in entries if m]
@@ -197,6 +197,13 @@ def _staged_listing(command: str, output: str) -> list[str] | None:
         elif inside and (m := _LONG_ENTRY.match(line)):
             paths.append(_unquote(m.group(1).split(" -> ")[-1]))
     return paths
+
+
+def _short_flag(word: str) -> bool:
+    """`--short`, `--porcelain[=v1]`, or `-s` alone or among other short flags (`-sb`)."""
+    if word.startswith("--"):
+        return word == "--short" or word in ("--porcelain", "--porcelain=v1")
+    return word.startswith("-") and "s" in word[1:]
 
 
 def _unstaged(command: str) -> list[str] | None:

@@ -223,6 +223,13 @@ def test_a_tree_is_counted_at_the_folder_that_makes_it_local() -> None:
     assert note.tags == ("state:index:app/__pycache__/a.cpython-312.pyc,app/main.py.orig,web/node_modules/",)
 
 
+@pytest.mark.parametrize("flags", ["-sb", "-s", "--porcelain", "--short --branch"])
+def test_every_short_form_of_status_is_read(flags: str) -> None:
+    short = "## main...origin/main\nA  logs/app.log\n M src/app.py\n"
+    (note,) = run(bash(f"git status {flags}", short, tid="1"))
+    assert note.content.endswith("look generated or local: logs/app.log")
+
+
 def test_a_turn_that_commits_only_source_says_nothing() -> None:
     listing = "Changes to be committed:\n\tmodified:   lib/app.ex\n\tnew file:   lib/otel.ex\n"
     listing += "\tmodified:   mix.lock\n"
