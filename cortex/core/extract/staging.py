@@ -118,6 +118,9 @@ def extract_staging(messages: Sequence[Message], project_root: str | None = None
         if listed is not None:
             staged, last = dict.fromkeys(listed), message
             continue
+        if _clears_index(command) and not use.failed:
+            staged, last = {}, None  # stashed or thrown away: nothing is left staged, nothing kept out
+            continue
         patterns = _unstaged(command) if not use.failed else None
         if patterns is not None:
             out = [p for p in staged if looks_local(p) and not _covered(p, meant) and _covered(p, patterns)]
@@ -204,6 +207,18 @@ def _short_flag(word: str) -> bool:
     if word.startswith("--"):
         return word == "--short" or word in ("--porcelain", "--porcelain=v1")
     return word.startswith("-") and "s" in word[1:]
+
+
+def _clears_index(command: str) -> bool:
+    """`git stash` (push or save) or `git reset --hard`: the index is emptied, not unstaged by
+    choice of what to keep out."""
+    for words in command_steps(command):
+        git = _git_words(words)
+        if git[:1] == ["stash"] and (len(git) == 1 or git[1] in ("push", "save") or git[1].startswith("-")):
+            return True
+        if git[:1] == ["reset"] and "--hard" in git[1:]:
+            return True
+    return False
 
 
 def _unstaged(command: str) -> list[str] | None:

@@ -182,6 +182,14 @@ def test_every_way_of_unstaging_takes_the_files_out(command: str) -> None:
     assert note.type is MemoryType.PATTERN and command in note.content
 
 
+@pytest.mark.parametrize(
+    "command", ["git stash", "git stash push -m wip", "git stash -u", "git reset --hard HEAD"]
+)
+def test_a_stash_or_a_hard_reset_leaves_nothing_staged_and_keeps_nothing_out(command: str) -> None:
+    listing = "Changes to be committed:\n\tnew file:   logs/chat.json\n"
+    assert run(bash("git add -A && git status", listing, tid="1"), bash(command, tid="2")) == []
+
+
 def test_a_refused_unstage_or_a_refused_commit_leaves_the_files_staged() -> None:
     listing = "Changes to be committed:\n\tnew file:   logs/chat.json\n"
     hook = "Pre-commit validation failed:\n[FORMAT] Code is not formatted."
