@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from cortex.core.extract.commands import clip, command_steps, is_git_commit, parse_commit, shell_words
+from cortex.core.extract.project_paths import relative_path
 from cortex.core.extract.transcript import Message, ToolUse
 from cortex.core.extract.transcript_model import EDIT_TOOLS
 from cortex.core.model import Candidate, Layer, MemoryType
@@ -154,19 +155,14 @@ def _meant(messages: Sequence[Message], project_root: str | None) -> list[str]:
     for use in (u for m in messages for u in m.tool_uses):
         if use.name in EDIT_TOOLS and not use.failed:
             raw = use.input.get("file_path") or use.input.get("notebook_path")
-            if isinstance(raw, str):
-                out.append(_relative(raw, project_root))
+            if isinstance(raw, str) and (rel := relative_path(raw, project_root)):
+                out.append(rel)
         command = _bash(use)
         for words in command_steps(command) if command else []:
             git = _git_words(words)
             if git[:1] == ["add"]:
                 out.extend(w for w in git[1:] if not w.startswith("-") and w not in (".", "*", ":/"))
     return out
-
-
-def _relative(path: str, project_root: str | None) -> str:
-    root = (project_root or "").rstrip("/")
-    return path[len(root) + 1 :] if root and path.startswith(root + "/") else path
 
 
 def _covered(path: str, patterns: Iterable[str]) -> bool:

@@ -22,6 +22,8 @@ from cortex.core.extract.commands import (
 )
 from cortex.core.extract.failures import EVIDENCE_CONFIDENCE, command_family, extract_failures
 from cortex.core.extract.merges import merge_note
+from cortex.core.extract.project_paths import WINDOWS_ROOT
+from cortex.core.extract.project_paths import relative_path as relative_path  # where callers look for it
 from cortex.core.extract.runs import command_runs, timed_out, without_timeout
 from cortex.core.extract.service_errors import extract_service_errors
 from cortex.core.extract.signals import commit_body
@@ -64,27 +66,7 @@ class _Turn:
     messages: list[Message] = field(default_factory=list)
 
 
-_WINDOWS_ROOT = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|//)")  # C:\ , C:/ , \\server\share
-_HOME = ("~", "$HOME", "${HOME}", "%USERPROFILE%", "%HOMEPATH%")
 _CD_TARGET = re.compile(r"""^\s*cd\s+("[^"]*"|'[^']*'|\S+)\s*(?:&&|;)""")
-
-
-def relative_path(path: str, project_root: str | None) -> str | None:
-    """`path` relative to the project root; None for paths outside it (when a root is known):
-    absolute POSIX or Windows paths elsewhere, home-relative paths, `..` that climbs out."""
-    if not project_root:
-        return path
-    windows = bool(_WINDOWS_ROOT.match(path) or _WINDOWS_ROOT.match(project_root))
-    if windows:  # separators either way, names in any case
-        path, project_root = path.replace("\\", "/"), project_root.replace("\\", "/")
-    root = project_root.rstrip("/")
-    inside = path.casefold().startswith(root.casefold() + "/") if windows else path.startswith(root + "/")
-    if inside:
-        return path[len(root) + 1 :] or None
-    if path == root or path.startswith(("/", *_HOME)) or _WINDOWS_ROOT.match(path):
-        return None
-    parts = path.split("/")
-    return None if ".." in parts else path.removeprefix("./")
 
 
 def extract_structural(messages: Sequence[Message], *, project_root: str | None) -> Found:
@@ -174,7 +156,7 @@ def _elsewhere(command: str, project_root: str | None) -> bool:
     if not project_root or m is None:
         return False
     target = m.group(1).strip("\"'").replace("\\", "/").rstrip("/")
-    if not (target.startswith("/") or _WINDOWS_ROOT.match(target)):
+    if not (target.startswith("/") or WINDOWS_ROOT.match(target)):
         return False
     same = target.casefold() == project_root.replace("\\", "/").rstrip("/").casefold()
     return not same and relative_path(target, project_root) is None

@@ -113,6 +113,16 @@ def test_local_files_left_staged_by_git_add_all_are_where_the_index_stands() -> 
     assert note.tags == ("state:index:flake.nix.bak,logs/,result",)
 
 
+def test_a_file_written_by_a_windows_path_was_meant_too() -> None:
+    listing = "Changes to be committed:\n\tnew file:   logs/setup.log\n"
+    messages: list[Message] = [
+        user("write the setup log"),
+        assistant(uses=(tool("Write", {"file_path": "C:\\Users\\dev\\proj\\logs\\setup.log"}, tid="1"),)),
+        assistant(uses=(bash("git add -A && git status", listing, tid="2"),)),
+    ]
+    assert extract_staging(messages, "C:/Users/dev/proj") == []
+
+
 def test_files_the_turn_wrote_or_added_by_name_were_meant() -> None:
     found = run(
         write("flake.nix.bak", "1"),
