@@ -93,6 +93,11 @@ def _local_folder(path: str) -> str | None:
 def extract_staging(messages: Sequence[Message], project_root: str | None = None) -> Found:
     """One turn's notes of local files staged, unstaged or committed (see the module doc)."""
     meant = _meant(messages, project_root)
+
+    def stray(path: str) -> bool:
+        """Looks generated or local, and the turn neither wrote it nor added it by name."""
+        return looks_local(path) and not _covered(path, meant)
+
     staged: dict[str, None] = {}  # the index as the turn's last listing showed it
     by: str = ""  # the `git add -A` (or `.`) that staged them, when the turn ran it
     last: Message | None = None
@@ -102,33 +107,34 @@ def extract_staging(messages: Sequence[Message], project_root: str | None = None
         if command is None or use.result is None or use.result.rejected or use.result.interrupted:
             continue
         output = use.result.content
-        for words in command_steps(command):
-            git = _git_words(words)
+        steps = [_git_words(words) for words in command_steps(command)]  # [] for a step not git's
+        for git in steps:
             if git[:1] == ["add"] and any(w in ("-A", "--all", ".", "-u", "--update") for w in git[1:]):
                 by = " ".join(["git", *git])
         if is_git_commit(command) and not use.failed:
             sha, subject = parse_commit(command, output)
             if subject:
-                taken = [p for p in (*staged, *_created(output)) if looks_local(p) and not _covered(p, meant)]
+                taken = [p for p in dict.fromkeys((*staged, *_created(output))) if stray(p)]
                 if taken:
-                    note = _committed(sha, subject, output, list(dict.fromkeys(taken)), by)
-                    found.append((note, message))
+                    found.append((_committed(sha, subject, output, taken, by), message))
                 staged, last = {}, None
             continue
-        listed = _staged_listing(command, output)
+        listed = _staged_listing(steps, output)
         if listed is not None:
             staged, last = dict.fromkeys(listed), message
             continue
-        if _clears_index(command) and not use.failed:
+        if use.failed:
+            continue
+        if _clears_index(steps):
             staged, last = {}, None  # stashed or thrown away: nothing is left staged, nothing kept out
             continue
-        patterns = _unstaged(command) if not use.failed else None
+        patterns = _unstaged(steps)
         if patterns is not None:
-            out = [p for p in staged if looks_local(p) and not _covered(p, meant) and _covered(p, patterns)]
+            out = [p for p in staged if stray(p) and _covered(p, patterns)]
             staged = {p: None for p in staged if not _covered(p, patterns)}
             if out:
                 found.append((_kept_out(out, command, by), message))
-    left = [p for p in staged if looks_local(p) and not _covered(p, meant)]
+    left = [p for p in staged if stray(p)]
     if left and last is not None:
         found.append((_left_staged(left, by), last))
     return found
@@ -176,9 +182,9 @@ def _covered(path: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def _staged_listing(command: str, output: str) -> list[str] | None:
-    """The staged paths a `git status` in the command listed; None when it ran none."""
-    steps = [_git_words(w) for w in command_steps(command)]
+def _staged_listing(steps: Sequence[list[str]], output: str) -> list[str] | None:
+    """The staged paths a `git status` among the command's git steps listed; None when it ran
+    none."""
     status = [git for git in steps if git[:1] == ["status"]]
     if not status:
         return None
@@ -205,11 +211,10 @@ def _short_flag(word: str) -> bool:
     return word.startswith("-") and "s" in word[1:]
 
 
-def _clears_index(command: str) -> bool:
+def _clears_index(steps: Sequence[list[str]]) -> bool:
     """`git stash` (push or save) or `git reset --hard`: the index is emptied, not unstaged by
     choice of what to keep out."""
-    for words in command_steps(command):
-        git = _git_words(words)
+    for git in steps:
         if git[:1] == ["stash"] and (len(git) == 1 or git[1] in ("push", "save") or git[1].startswith("-")):
             return True
         if git[:1] == ["reset"] and "--hard" in git[1:]:
@@ -217,12 +222,11 @@ def _clears_index(command: str) -> bool:
     return False
 
 
-def _unstaged(command: str) -> list[str] | None:
+def _unstaged(steps: Sequence[list[str]]) -> list[str] | None:
     """What a `git restore --staged`, `git reset [HEAD] [--] ...` or `git rm --cached` took out
     of the index (["."] for all of it); None when the command did none of these."""
     found: list[str] | None = None
-    for words in command_steps(command):
-        git = _git_words(words)
+    for git in steps:
         args = [w for w in git[1:] if not w.startswith("-")]
         flags = set(git[1:]) - set(args)
         if git[:1] == ["restore"] and ("--staged" in flags or "-S" in flags):
