@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 MAX_COMMAND_CHARS = 120
 SAME_COMMAND_MIN_JACCARD = 0.6
@@ -320,12 +321,19 @@ def only_discards(command: str) -> bool:
     return bool(changing) and all(_discards(words) for words in changing)
 
 
-def _discards(words: list[str]) -> bool:
-    if words[0] != "git":
-        return False
-    rest = words[1:]
+def git_words(words: Sequence[str]) -> list[str]:
+    """A step's words past `git` and its `-C dir` / `-c name=value` options (`git -C repo add
+    x` -> `add x`); [] for a step that is not git's."""
+    if not words or words[0] != "git":
+        return []
+    rest = list(words[1:])
     while len(rest) > 1 and rest[0] in ("-C", "-c"):
         rest = rest[2:]
+    return rest
+
+
+def _discards(words: list[str]) -> bool:
+    rest = git_words(words)
     if not rest:
         return False
     sub, args = rest[0], rest[1:]
@@ -363,11 +371,13 @@ def command_steps(command: str) -> list[list[str]]:
 
 
 def parse_git_add_paths(command: str) -> list[str]:
-    """Explicit paths given to `git add` in a command line (not `-A` or `.`)."""
+    """Explicit paths given to `git add` in a command line (not `-A`, `.`, `*` or `:/`, which
+    stand for everything)."""
     paths: list[str] = []
     for words in command_steps(command):
-        if len(words) > 2 and words[0] == "git" and words[1] == "add":
-            paths.extend(w for w in words[2:] if not w.startswith("-") and w not in (".", "*"))
+        git = git_words(words)
+        if git[:1] == ["add"]:
+            paths.extend(w for w in git[1:] if not w.startswith("-") and w not in (".", "*", ":/"))
     return paths
 
 

@@ -23,7 +23,15 @@ import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 
-from cortex.core.extract.commands import clip, command_steps, is_git_commit, parse_commit, shell_words
+from cortex.core.extract.commands import (
+    clip,
+    command_steps,
+    git_words,
+    is_git_commit,
+    parse_commit,
+    parse_git_add_paths,
+    shell_words,
+)
 from cortex.core.extract.project_paths import relative_path
 from cortex.core.extract.transcript import Message, ToolUse
 from cortex.core.extract.transcript_model import EDIT_TOOLS
@@ -107,7 +115,7 @@ def extract_staging(messages: Sequence[Message], project_root: str | None = None
         if command is None or use.result is None or use.result.rejected or use.result.interrupted:
             continue
         output = use.result.content
-        steps = [_git_words(words) for words in command_steps(command)]  # [] for a step not git's
+        steps = [git_words(words) for words in command_steps(command)]  # [] for a step not git's
         for git in steps:
             if git[:1] == ["add"] and any(w in ("-A", "--all", ".", "-u", "--update") for w in git[1:]):
                 by = " ".join(["git", *git])
@@ -145,16 +153,6 @@ def _bash(use: ToolUse) -> str | None:
     return command if isinstance(command, str) and command.strip() else None
 
 
-def _git_words(words: list[str]) -> list[str]:
-    """A git step's words after `git` (and `-C dir`); [] for any other step."""
-    if not words or words[0] != "git":
-        return []
-    rest = words[1:]
-    while len(rest) >= 2 and rest[0] == "-C":
-        rest = rest[2:]
-    return rest
-
-
 def _meant(messages: Sequence[Message], project_root: str | None) -> list[str]:
     """The paths the turn wrote or added by name (as written: a folder or a glob covers more)."""
     out: list[str] = []
@@ -164,10 +162,7 @@ def _meant(messages: Sequence[Message], project_root: str | None) -> list[str]:
             if isinstance(raw, str) and (rel := relative_path(raw, project_root)):
                 out.append(rel)
         command = _bash(use)
-        for words in command_steps(command) if command else []:
-            git = _git_words(words)
-            if git[:1] == ["add"]:
-                out.extend(w for w in git[1:] if not w.startswith("-") and w not in (".", "*", ":/"))
+        out.extend(parse_git_add_paths(command) if command else ())
     return out
 
 

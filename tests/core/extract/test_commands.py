@@ -144,6 +144,12 @@ def test_git_add_paths() -> None:
     # A separator inside quotes is the message's, not the shell's.
     quoted = "git add 'a;b.py' && git commit -m \"fix: a | b; c && d\" && git push"
     assert parse_git_add_paths(quoted) == ["a;b.py"]
+    # git's own options before the subcommand, and the pathspec for the whole tree.
+    assert parse_git_add_paths("git -C app add src/a.py && git -c core.quotepath=off add b.py") == [
+        "src/a.py",
+        "b.py",
+    ]
+    assert parse_git_add_paths("git add :/ && git add *") == []
 
 
 def test_a_command_line_splits_into_steps_outside_quotes_only() -> None:

@@ -241,6 +241,13 @@ def test_a_tree_is_counted_at_the_folder_that_makes_it_local() -> None:
     assert note.tags == ("state:index:app/__pycache__/a.cpython-312.pyc,app/main.py.orig,web/node_modules/",)
 
 
+def test_git_options_before_the_subcommand_are_skipped() -> None:
+    listing = "Changes to be committed:\n\tnew file:   logs/chat.json\n"
+    (note,) = run(bash("git -c core.quotepath=off -C . status", listing, tid="1"))
+    assert note.content.endswith("look generated or local: logs/chat.json")
+    assert run(bash("git -C . add -A && git -C . status", listing, tid="1"), bash("git -C . add :/", tid="2"))
+
+
 @pytest.mark.parametrize("flags", ["-sb", "-s", "--porcelain", "--short --branch"])
 def test_every_short_form_of_status_is_read(flags: str) -> None:
     short = "## main...origin/main\nA  logs/app.log\n M src/app.py\n"
