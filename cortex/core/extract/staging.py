@@ -210,7 +210,10 @@ def _clears_index(steps: Sequence[list[str]]) -> bool:
     """`git stash` (push or save) or `git reset --hard`: the index is emptied, not unstaged by
     choice of what to keep out."""
     for git in steps:
-        if git[:1] == ["stash"] and (len(git) == 1 or git[1] in ("push", "save") or git[1].startswith("-")):
+        stashes = git[:1] == ["stash"] and (
+            len(git) == 1 or git[1] in ("push", "save") or git[1].startswith("-")
+        )
+        if stashes and not {"-k", "--keep-index"} & set(git):  # --keep-index leaves the index as it is
             return True
         if git[:1] == ["reset"] and "--hard" in git[1:]:
             return True

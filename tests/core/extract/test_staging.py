@@ -200,6 +200,13 @@ def test_a_stash_or_a_hard_reset_leaves_nothing_staged_and_keeps_nothing_out(com
     assert run(bash("git add -A && git status", listing, tid="1"), bash(command, tid="2")) == []
 
 
+@pytest.mark.parametrize("command", ["git stash --keep-index", "git stash push -k -m wip"])
+def test_a_stash_that_keeps_the_index_leaves_the_files_staged(command: str) -> None:
+    listing = "Changes to be committed:\n\tnew file:   logs/chat.json\n"
+    (note,) = run(bash("git add -A && git status", listing, tid="1"), bash(command, tid="2"))
+    assert note.type is MemoryType.PROGRESS and "logs/chat.json" in note.content
+
+
 def test_a_refused_unstage_or_a_refused_commit_leaves_the_files_staged() -> None:
     listing = "Changes to be committed:\n\tnew file:   logs/chat.json\n"
     hook = "Pre-commit validation failed:\n[FORMAT] Code is not formatted."
