@@ -36,7 +36,8 @@ def render_title(m: Memory) -> str:
     return m.summary
 
 
-def _date(value: datetime | None) -> str:
+def day(value: datetime | None) -> str:
+    """The day a memory line shows (`2026-11-28`), "?" when none is known."""
     return value.strftime("%Y-%m-%d") if value else "?"
 
 
@@ -51,7 +52,7 @@ def attribution(
     """`id · type · date · branch · source` line for a memory; a briefing leaves out the branch
     and the date where they go without saying, the status (it shows active notes) and the type
     where its section's title says it."""
-    parts = [m.id, *([m.type.value] if show_type else []), *([_date(m.created)] if show_date else [])]
+    parts = [m.id, *([m.type.value] if show_type else []), *([day(m.created)] if show_date else [])]
     if m.scope.value in ("global", "team"):
         parts.append(m.scope.value)
     by = next((t.removeprefix(SHARED_BY) for t in m.tags if t.startswith(SHARED_BY)), "")

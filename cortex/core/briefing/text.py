@@ -12,7 +12,7 @@ from cortex.core.budget import truncation_note
 from cortex.core.extract.transcript import BRIEFING_MARKER
 from cortex.core.model import Memory, Status
 from cortex.core.redact.plain import display_field
-from cortex.core.render import attribution, fence
+from cortex.core.render import attribution, day, fence
 from cortex.core.write.state import branch_key
 
 MAX_ENTRY_CHARS = 520  # enough for a note's specifics past its first sentence; `cortex get ID` shows all
@@ -71,7 +71,7 @@ def render_entry(
     mark = f" {STALE_MARK}" if stale else (f" ({display_field(note, MAX_NOTE_CHARS)})" if note else "")
     dated = True
     if said and memory.source.session_id == said.session:
-        dated = _day(memory) != said.date
+        dated = day(memory.created) != said.date  # the day its attribution would show
         if said.branch is not None and branch_key(memory.source.branch) == branch_key(said.branch):
             here = memory.source.branch  # the preamble names it
         memory = replace(memory, source=replace(memory.source, session_id=None))
@@ -89,10 +89,6 @@ def entry_attribution(m: Memory, here: str | None, text: str = "", *, dated: boo
     if files != m.source.files:
         m = replace(m, source=replace(m.source, files=files))
     return attribution(m, show_branch=named, show_status=False, show_type=m.pinned, show_date=dated)
-
-
-def _day(memory: Memory) -> str:
-    return memory.created.strftime("%Y-%m-%d")
 
 
 def _displayable(memory: Memory) -> Memory:
@@ -160,9 +156,9 @@ def common_source(memories: Sequence[Memory]) -> Said | None:
     sid, notes = max(by_session.items(), key=lambda kv: (len(kv[1]), max(m.created for m in kv[1]), kv[0]))
     if len(notes) < MIN_SAID_NOTES:
         return None
-    day = _most(notes, _day)
+    when = _most(notes, lambda m: day(m.created))
     branch = _most(notes, lambda m: m.source.branch or "")
-    return Said(sid, day, branch if branch_key(branch) else None)
+    return Said(sid, when, branch if branch_key(branch) else None)
 
 
 def _most(notes: Sequence[Memory], key: Callable[[Memory], str]) -> str:
@@ -198,7 +194,7 @@ def last_said(last: tuple[Memory, int] | None) -> Said | None:
     if last is None or not last[0].source.session_id:
         return None
     newest = last[0]
-    return Said(newest.source.session_id or "", _day(newest), newest.source.branch or None)
+    return Said(newest.source.session_id or "", day(newest.created), newest.source.branch or None)
 
 
 def render_last_session_line(last: tuple[Memory, int] | None) -> str:
@@ -211,7 +207,7 @@ def render_last_session_line(last: tuple[Memory, int] | None) -> str:
     branch = display_field(newest.source.branch, MAX_FIELD_CHARS)
     on = f", branch {branch}" if branch else ""
     return (
-        f"Last session with notes: {newest.created.strftime('%Y-%m-%d')}{on}, "
+        f"Last session with notes: {day(newest.created)}{on}, "
         f"session {display_field(sid, 8)}, {count} note(s)."
     )
 
