@@ -27,7 +27,7 @@ from cortex.capture.supersession import (
     settle_tools,
     withdraw_answer,
 )
-from cortex.core.extract.commands import undone_subject
+from cortex.core.extract.commit_subjects import undone_subject
 from cortex.core.extract.pipeline import Reply
 from cortex.core.extract.signals import PLAN_TAG, RULE_TAG
 from cortex.core.extract.speech import options_in

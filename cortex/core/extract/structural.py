@@ -10,8 +10,6 @@ from cortex.core.extract.ci_runs import CI_KEY, ci_state
 from cortex.core.extract.commands import (
     changes_something,
     clip,
-    commit_kind,
-    docs_commit_scope,
     is_check_command,
     is_cortex_command,
     is_git_commit,
@@ -20,6 +18,7 @@ from cortex.core.extract.commands import (
     parse_git_add_paths,
     render_command,
 )
+from cortex.core.extract.commit_subjects import commit_kind, docs_commit_scope
 from cortex.core.extract.failures import EVIDENCE_CONFIDENCE, command_family, extract_failures
 from cortex.core.extract.merges import merge_note
 from cortex.core.extract.project_paths import WINDOWS_ROOT

@@ -18,9 +18,9 @@ from cortex.core.extract.commands import (
     parse_git_add_paths,
     render_command,
     split_steps,
-    undone_subject,
     without_inline_env,
 )
+from cortex.core.extract.commit_subjects import undone_subject
 
 
 @pytest.mark.parametrize(
