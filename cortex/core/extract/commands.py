@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from cortex.core.extract.transcript_model import ToolUse
+
 MAX_COMMAND_CHARS = 120
 SAME_COMMAND_MIN_JACCARD = 0.6
 
@@ -142,6 +144,15 @@ def is_git_commit(command: str) -> bool:
 def is_git_revert(command: str) -> bool:
     """`git revert`, also with `-C dir` before it: a commit when its output names one."""
     return _GIT_REVERT.search(command) is not None
+
+
+def bash_command(use: ToolUse) -> str | None:
+    """The command line of a Bash call; None for any other tool, an empty command, or cortex's
+    own CLI (the skills run it: never a memory about the project)."""
+    command = use.input.get("command") if use.name == "Bash" else None
+    if not isinstance(command, str) or not command.strip() or is_cortex_command(command):
+        return None
+    return command
 
 
 def is_cortex_command(command: str) -> bool:

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from cortex.core.extract.commands import (
+    bash_command,
     clip,
     command_steps,
     git_words,
@@ -33,7 +34,7 @@ from cortex.core.extract.commands import (
     shell_words,
 )
 from cortex.core.extract.project_paths import relative_path
-from cortex.core.extract.transcript import Message, ToolUse
+from cortex.core.extract.transcript import Message
 from cortex.core.extract.transcript_model import EDIT_TOOLS
 from cortex.core.model import Candidate, Layer, MemoryType
 from cortex.core.write.state import state_tag
@@ -111,7 +112,7 @@ def extract_staging(messages: Sequence[Message], project_root: str | None = None
     last: Message | None = None
     found: Found = []
     for use, message in ((u, m) for m in messages for u in m.tool_uses):
-        command = _bash(use)
+        command = bash_command(use)
         if command is None or use.result is None or use.result.rejected or use.result.interrupted:
             continue
         output = use.result.content
@@ -148,11 +149,6 @@ def extract_staging(messages: Sequence[Message], project_root: str | None = None
     return found
 
 
-def _bash(use: ToolUse) -> str | None:
-    command = use.input.get("command") if use.name == "Bash" else None
-    return command if isinstance(command, str) and command.strip() else None
-
-
 def _meant(messages: Sequence[Message], project_root: str | None) -> list[str]:
     """The paths the turn wrote or added by name (as written: a folder or a glob covers more)."""
     out: list[str] = []
@@ -161,7 +157,7 @@ def _meant(messages: Sequence[Message], project_root: str | None) -> list[str]:
             raw = use.input.get("file_path") or use.input.get("notebook_path")
             if isinstance(raw, str) and (rel := relative_path(raw, project_root)):
                 out.append(rel)
-        command = _bash(use)
+        command = bash_command(use)
         out.extend(parse_git_add_paths(command) if command else ())
     return out
 

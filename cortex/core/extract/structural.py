@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from cortex.core.extract.ci_runs import CI_KEY, ci_state
 from cortex.core.extract.commands import (
+    bash_command,
     changes_something,
     clip,
     is_check_command,
-    is_cortex_command,
     is_git_commit,
     is_git_revert,
     parse_commit,
@@ -101,13 +101,6 @@ def _calls(messages: Sequence[Message]) -> list[tuple[ToolUse, Message]]:
     return [(use, m) for m in messages for use in m.tool_uses]
 
 
-def _command(use: ToolUse) -> str | None:
-    command = use.input.get("command") if use.name == "Bash" else None
-    if not isinstance(command, str) or not command.strip() or is_cortex_command(command):
-        return None
-    return command
-
-
 def _edits(turn: _Turn, project_root: str | None) -> Found:
     edited: dict[str, None] = {}
     written: dict[str, None] = {}
@@ -140,7 +133,7 @@ def _runs(turn: _Turn, project_root: str | None) -> list[tuple[str, ToolResult, 
     ran where BashOutput or TaskOutput reported its end (`command_runs`)."""
     runs = []
     for use, message in command_runs(turn.messages):
-        command, result = _command(use), use.result
+        command, result = bash_command(use), use.result
         ran = result is not None and not result.rejected and not result.interrupted
         if command is not None and result is not None and ran and not _elsewhere(command, project_root):
             runs.append((command, result, message))
@@ -204,7 +197,7 @@ def _changes(use: ToolUse, shown: str) -> bool:
     other than that run that does more than look."""
     if use.name in EDIT_TOOLS:
         return not use.failed
-    command = _command(use)
+    command = bash_command(use)
     return command is not None and render_command(command) != shown and changes_something(command)
 
 
@@ -251,7 +244,7 @@ def _unfinished(turn: _Turn, project_root: str | None) -> Found:
 def _commits(turn: _Turn, project_root: str | None) -> Found:
     found: Found = []
     for use, message in _calls(turn.messages):
-        command = _command(use)
+        command = bash_command(use)
         if command is None or use.result is None or use.failed:
             continue
         revert = is_git_revert(command)  # a commit only as its output shows it (`-m 1` is no message)
